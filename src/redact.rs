@@ -1,0 +1,230 @@
+//! Log redaction: the shapes that stand in for tool arguments and CLI argv in log lines
+//! (SPEC §8.2, §8.3), with lengths counted in UTF-16 code units (§0.2).
+
+use serde_json::Value;
+
+/// Length of `s` as JavaScript counts it: UTF-16 code units (an emoji outside the BMP counts 2).
+pub fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// The `<shape>` of `Tool <name>(<shape>)` (§8.2): one `key=...` entry per argument in the order
+/// received, joined by single spaces. A string value shows only its length (`key=<N chars>`);
+/// any other value shows as compact JSON. Missing or non-object arguments give an empty shape.
+pub fn invocation_shape(args: Option<&Value>) -> String {
+    let Some(Value::Object(map)) = args else {
+        return String::new();
+    };
+    let entries: Vec<String> = map
+        .iter()
+        .map(|(key, value)| match value {
+            Value::String(text) => format!("{key}={}", chars_placeholder(text)),
+            other => format!("{key}={other}"),
+        })
+        .collect();
+    entries.join(" ")
+}
+
+/// The `<shape>` of `Starting: <command> <shape>` (§8.3): argv elements joined by single spaces,
+/// each kept verbatim when it looks like a flag (`^--?[\w-]+(=[\w.,:/@-]*)?$`, ASCII `\w`) and
+/// otherwise replaced by `<N chars>`.
+pub fn argv_shape(args: &[String]) -> String {
+    let shaped: Vec<String> = args
+        .iter()
+        .map(|arg| if is_plain_flag(arg) { arg.clone() } else { chars_placeholder(arg) })
+        .collect();
+    shaped.join(" ")
+}
+
+/// `<N chars>` with N the UTF-16 length of `text`.
+fn chars_placeholder(text: &str) -> String {
+    format!("<{} chars>", utf16_len(text))
+}
+
+/// Hand-written matcher for `^--?[\w-]+(=[\w.,:/@-]*)?$` with ASCII `\w`. The optional second
+/// dash needs no special case: `-` is also in the name class, so the pattern is equivalent to one
+/// dash, a non-empty run of `[\w-]`, then either the end or `=` and a run of value characters.
+fn is_plain_flag(arg: &str) -> bool {
+    let Some(rest) = arg.strip_prefix('-') else {
+        return false;
+    };
+    let (name, value) = match rest.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (rest, None),
+    };
+    if name.is_empty() || !name.bytes().all(|b| is_word_byte(b) || b == b'-') {
+        return false;
+    }
+    match value {
+        None => true,
+        Some(value) => value.bytes().all(|b| is_word_byte(b) || b".,:/@-".contains(&b)),
+    }
+}
+
+/// ASCII `\w`: letters, digits and underscore.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+
+    fn check_argv(args: &[&str], expected: &str) {
+        let args: Vec<String> = args.iter().map(|it| it.to_string()).collect();
+        assert_eq!(argv_shape(&args), expected);
+    }
+
+    fn check_flag(arg: &str, kept: bool) {
+        assert_eq!(is_plain_flag(arg), kept, "{arg:?}");
+    }
+
+    fn check_shape(args: Value, expected: &str) {
+        assert_eq!(invocation_shape(Some(&args)), expected);
+    }
+
+    #[test]
+    fn utf16_len_counts_code_units() {
+        assert_eq!(utf16_len(""), 0);
+        assert_eq!(utf16_len("hello"), 5);
+        assert_eq!(utf16_len("é"), 1);
+        assert_eq!(utf16_len("🧵"), 2);
+        assert_eq!(utf16_len("⚠️"), 2);
+        assert_eq!(utf16_len("a🎉b"), 4);
+        assert_eq!(utf16_len("👍🏽"), 4);
+    }
+
+    #[test]
+    fn invocation_shape_spec_examples() {
+        let prompt = "x".repeat(412);
+        check_shape(
+            json!({"prompt": prompt, "effort": "high", "changeMode": true}),
+            "prompt=<412 chars> effort=<4 chars> changeMode=true",
+        );
+        check_shape(
+            json!({"prompt": "y".repeat(47), "model": "gemini-3.8-flash-high", "changeMode": true}),
+            "prompt=<47 chars> model=<21 chars> changeMode=true",
+        );
+        check_shape(json!({}), "");
+        check_shape(
+            json!({"cacheKey": "abcd1234", "chunkIndex": 2}),
+            "cacheKey=<8 chars> chunkIndex=2",
+        );
+    }
+
+    #[test]
+    fn invocation_shape_keeps_received_order() {
+        check_shape(json!({"zeta": 1, "alpha": "ab"}), "zeta=1 alpha=<2 chars>");
+    }
+
+    #[test]
+    fn invocation_shape_non_strings_as_compact_json() {
+        check_shape(
+            json!({
+                "addDirs": ["../lib", "src"],
+                "jsonSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                "chunkIndex": 1.5,
+                "agent": null,
+                "sandbox": false,
+            }),
+            r#"addDirs=["../lib","src"] jsonSchema={"type":"object","properties":{"n":{"type":"integer"}}} chunkIndex=1.5 agent=null sandbox=false"#,
+        );
+    }
+
+    #[test]
+    fn invocation_shape_counts_emoji_in_utf16() {
+        check_shape(json!({"prompt": "🧵 hi"}), "prompt=<5 chars>");
+    }
+
+    #[test]
+    fn invocation_shape_never_shows_string_values() {
+        let shape = invocation_shape(Some(&json!({"prompt": "secret body", "model": "sonnet"})));
+        assert!(!shape.contains("secret"));
+        assert!(!shape.contains("sonnet"));
+    }
+
+    #[test]
+    fn invocation_shape_of_missing_or_non_object_arguments_is_empty() {
+        assert_eq!(invocation_shape(None), "");
+        assert_eq!(invocation_shape(Some(&json!(null))), "");
+        assert_eq!(invocation_shape(Some(&json!("text"))), "");
+        assert_eq!(invocation_shape(Some(&json!([1, 2]))), "");
+    }
+
+    #[test]
+    fn argv_shape_spec_example() {
+        check_argv(
+            &["--model", "gemini-3.8-flash-high", "--effort", "high"],
+            "--model <21 chars> --effort <4 chars>",
+        );
+        check_argv(
+            &[
+                "--disable-slash-commands",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--print-timeout",
+                "2640s",
+            ],
+            "--disable-slash-commands --input-format <11 chars> --output-format <11 chars> \
+             --print-timeout <5 chars>",
+        );
+    }
+
+    #[test]
+    fn argv_shape_command_executor_case() {
+        let body = "Explain the meaning of life in one sentence";
+        check_argv(
+            &["-p", body, "--output-format=json", "--model", "sonnet"],
+            "-p <43 chars> --output-format=json --model <6 chars>",
+        );
+        let args = vec!["-p".to_string(), body.to_string()];
+        assert!(!argv_shape(&args).contains("Explain"));
+    }
+
+    #[test]
+    fn argv_shape_of_nothing_is_empty() {
+        check_argv(&[], "");
+    }
+
+    #[test]
+    fn argv_shape_counts_emoji_in_utf16() {
+        check_argv(&["-p", "🎉"], "-p <2 chars>");
+    }
+
+    #[test]
+    fn flags_kept() {
+        check_flag("-p", true);
+        check_flag("-s", true);
+        check_flag("--model", true);
+        check_flag("--dangerously-skip-permissions", true);
+        check_flag("--output-format=json", true);
+        check_flag("--x=a.b,c:d/e@f-g_h", true);
+        check_flag("--flag=", true);
+        check_flag("--", true);
+        check_flag("---x", true);
+        check_flag("-_", true);
+        check_flag("--=x", true);
+    }
+
+    #[test]
+    fn non_flags_replaced() {
+        check_flag("", false);
+        check_flag("-", false);
+        check_flag("p", false);
+        check_flag("sonnet", false);
+        check_flag("/usage", false);
+        check_flag("-=x", false);
+        check_flag("--a b", false);
+        check_flag("--model=a b", false);
+        check_flag("--x=a=b", false);
+        check_flag("--x=\"q\"", false);
+        check_flag("--é", false);
+        check_flag("--x=é", false);
+        check_flag("-p\n", false);
+        check_flag(" -p", false);
+    }
+}
