@@ -3,6 +3,8 @@
 #[allow(dead_code)] // wired in by the integrator
 mod catalog;
 #[allow(dead_code)] // wired in by the integrator
+mod prompts;
+#[allow(dead_code)] // wired in by the integrator
 mod redact;
 
 fn main() {}
