@@ -1,0 +1,5 @@
+//! The MCP tools: one module per tool, each owning its argument handling and output texts.
+
+pub mod models;
+pub mod plan;
+pub mod timeout_test;
