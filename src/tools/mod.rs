@@ -1,5 +1,6 @@
 //! The MCP tools: one module per tool, each owning its argument handling and output texts.
 
+pub mod brainstorm;
 pub mod doctor;
 pub mod models;
 pub mod plan;
