@@ -2,6 +2,7 @@
 
 pub mod brainstorm;
 pub mod doctor;
+pub mod image;
 pub mod models;
 pub mod plan;
 pub mod timeout_test;
