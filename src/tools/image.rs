@@ -1,0 +1,560 @@
+//! gemini-image texts and files: the generation prompt, finding the generated image, the
+//! outputPath jail and copy, and the result rendering.
+//!
+//! Two choices differ from the original on purpose. Markdown targets starting with `file://` lose
+//! exactly that prefix (case-insensitive), so `file:///home/u/a.png` becomes the absolute path
+//! `/home/u/a.png`; the original stripped `file:///` and broke such targets (SPEC Q15). The embed
+//! is a correct file URL, `file://` + the percent-encoded absolute path (SPEC D11). The
+//! Windows-only search for `C:\...` paths in the reply (step b) is not ported (SPEC D1).
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The model gemini-image always uses (SPEC §2.4.3 step 5).
+pub const IMAGE_MODEL: &str = "gemini-3.8-flash-high";
+
+/// The aspect ratio used when the caller gives none.
+pub const DEFAULT_ASPECT_RATIO: &str = "1:1";
+
+/// The failure text for a prompt that is blank after trimming (SPEC §2.4.3 step 1).
+pub const BLANK_PROMPT_ERROR: &str =
+    "Please provide a prompt describing the image you want to generate.";
+
+/// What the result text reports; see [`render_image_result`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageReport<'a> {
+    /// The user's prompt; trimmed when rendered.
+    pub prompt: &'a str,
+    pub aspect_ratio: &'a str,
+    pub size: Option<&'a str>,
+    /// The backend's name, shown upper-cased.
+    pub backend_name: &'a str,
+    /// The cwd-relative path the image was copied to, from [`copy_to_output`].
+    pub saved_to: Option<&'a Path>,
+    /// The final absolute image path (the copy when there is one); embedded when it exists.
+    pub image: Option<&'a Path>,
+    /// The model's reply text.
+    pub reply: &'a str,
+}
+
+/// Builds the generation prompt; the prompt is trimmed.
+pub fn image_prompt(prompt: &str, aspect_ratio: &str, size: Option<&str>) -> String {
+    let mut out = String::from("Generate an image from the following specifications:\n");
+    out.push_str(&format!("- Prompt: {}\n", prompt.trim()));
+    out.push_str(&format!("- Aspect Ratio: {aspect_ratio}\n"));
+    if let Some(size) = non_empty(size) {
+        out.push_str(&format!("- Image Size: {size}\n"));
+    }
+    out.push_str(
+        "\nUse your image generation tool to create it, then say where the image file was saved.",
+    );
+    out
+}
+
+/// The progress text sent before the backend runs (SPEC §2.4.3 step 4).
+pub fn progress_message(aspect_ratio: &str) -> String {
+    format!("\u{1F3A8} Generating image with aspect ratio {aspect_ratio}...")
+}
+
+/// Step (a): the first markdown image in the reply whose target ends in `.jpg`, `.jpeg`, `.png`
+/// or `.webp` (any case), if that file exists.
+///
+/// A leading `file://` is stripped (see the module docs); relative targets resolve against `cwd`.
+/// Only the first such image is considered, as in the original.
+pub fn find_image_in_reply(reply: &str, cwd: &Path) -> Option<PathBuf> {
+    let target = first_markdown_image(reply)?;
+    let target = match target.get(..7) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("file://") => &target[7..],
+        _ => target,
+    };
+    let path: PathBuf = cwd.join(target).components().collect();
+    if path.is_file() { Some(path) } else { None }
+}
+
+/// agy's conversation directory root: `<home>/.gemini/antigravity-cli/brain`.
+pub fn brain_dir(home: &Path) -> PathBuf {
+    home.join(".gemini").join("antigravity-cli").join("brain")
+}
+
+/// Step (c): the newest image file directly inside any conversation directory of `brain_dir`
+/// whose own mtime is at least `start - 30 s`, counting only files modified strictly after
+/// `start`.
+pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf> {
+    let dir_cutoff = start.checked_sub(DIR_SLACK).unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut best: Option<(SystemTime, PathBuf)> = None;
+    for dir in sorted_entries(brain_dir) {
+        let Ok(meta) = fs::metadata(&dir) else { continue };
+        if !meta.is_dir() || !meta.modified().is_ok_and(|mtime| mtime >= dir_cutoff) {
+            continue;
+        }
+        for file in sorted_entries(&dir) {
+            let name = file.file_name().unwrap_or_default();
+            if !has_image_extension(&name.to_string_lossy()) {
+                continue;
+            }
+            let Ok(meta) = fs::metadata(&file) else { continue };
+            let Ok(mtime) = meta.modified() else { continue };
+            if !meta.is_file() || mtime <= start {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(newest, _)| mtime > *newest) {
+                best = Some((mtime, file));
+            }
+        }
+    }
+    best.map(|(_, path)| path)
+}
+
+/// Copies the image to `output_path` (trimmed, resolved against `cwd`) and returns the
+/// cwd-relative destination; the new image path is `cwd.join(<returned path>)`.
+///
+/// The check is lexical, like Node's `path.relative`: a relative path starting with `..`
+/// (including a name like `..foo`, SPEC Q16) escapes and is refused. An absolute `output_path`
+/// inside `cwd` is accepted. Parent directories are created. `cwd` must be absolute.
+pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
+    let trimmed = output_path.trim();
+    let cwd = normalize(cwd);
+    let destination = normalize(&cwd.join(trimmed));
+    let relative = relative_path(&cwd, &destination);
+    if relative.as_os_str().as_bytes().starts_with(b"..") || relative.is_absolute() {
+        return Err(format!(
+            "Invalid outputPath: \"{trimmed}\" escapes the project workspace directory."
+        ));
+    }
+    let copy_failed =
+        |err: std::io::Error| format!("Could not save the image to \"{trimmed}\": {err}");
+    if let Some(parent) = destination.parent() {
+        fs::create_dir_all(parent).map_err(copy_failed)?;
+    }
+    // Copying a file onto itself would truncate it; there is nothing to do in that case.
+    if !is_same_file(image, &destination) {
+        fs::copy(image, &destination).map_err(copy_failed)?;
+    }
+    Ok(relative)
+}
+
+/// Renders the result text (SPEC §2.4.3 step 8 with D11's file URL); notices come on top later.
+pub fn render_image_result(report: &ImageReport) -> String {
+    let mut out = String::from("### \u{1F3A8} Gemini Image Generation Completed\n\n");
+    out.push_str(&format!("- **Prompt:** \"{}\"\n", report.prompt.trim()));
+    out.push_str(&format!("- **Aspect Ratio:** `{}`", report.aspect_ratio));
+    if let Some(size) = non_empty(report.size) {
+        out.push_str(&format!("\n- **Size:** `{size}`"));
+    }
+    out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_uppercase()));
+    if let Some(saved_to) = report.saved_to {
+        out.push_str(&format!(
+            "\n\n\u{1F4BE} **Saved to Project:** `{}`",
+            saved_to.to_string_lossy()
+        ));
+    }
+    if let Some(image) = report.image.filter(|image| image.exists()) {
+        out.push_str(&format!(
+            "\n\n![Generated Image]({})\n*File: `{}`*",
+            file_url(image),
+            image.to_string_lossy()
+        ));
+    }
+    out.push_str("\n\n");
+    out.push_str(report.reply);
+    out
+}
+
+/// How much older than the call's start a conversation directory may be.
+const DIR_SLACK: Duration = Duration::from_secs(30);
+
+const IMAGE_EXTENSIONS: [&str; 4] = [".jpg", ".jpeg", ".png", ".webp"];
+
+/// Whether `name` is at least one character followed by an image extension (any case).
+fn has_image_extension(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    IMAGE_EXTENSIONS.iter().any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
+}
+
+/// The target of the first `![alt](target)` whose target ends in an image extension, matching
+/// the original's `!\[[^\]]*\]\(([^)]+\.(jpg|jpeg|png|webp))\)` (case-insensitive).
+fn first_markdown_image(text: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(offset) = text[from..].find("![") {
+        let start = from + offset;
+        from = start + 2;
+        let after_bang = &text[start + 2..];
+        // Without a `]` here there is none after any later `![` either.
+        let alt_end = after_bang.find(']')?;
+        let Some(rest) = after_bang[alt_end + 1..].strip_prefix('(') else { continue };
+        let Some(target_end) = rest.find(')') else { continue };
+        let target = &rest[..target_end];
+        if has_image_extension(target) {
+            return Some(target);
+        }
+    }
+    None
+}
+
+/// The entries of a directory, sorted; an unreadable directory has none.
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
+    paths.sort();
+    paths
+}
+
+/// Lexical normalisation like Node's `path.resolve`: drops `.`, applies `..`, keeps the root.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => (),
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Node's `path.relative(from, to)` for two normalised absolute paths.
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for component in &to[common..] {
+        out.push(component);
+    }
+    out
+}
+
+fn is_same_file(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `file://` + the path, percent-encoding every byte outside the URL-safe set (parentheses too,
+/// so the markdown link stays intact).
+fn file_url(path: &Path) -> String {
+    let mut url = String::from("file://");
+    for &byte in path.as_os_str().as_bytes() {
+        let safe = byte.is_ascii_alphanumeric() || b"-._~!$&'*+,;=:@/".contains(&byte);
+        if safe {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
+}
+
+/// JavaScript truthiness for an optional string: empty counts as absent.
+fn non_empty(value: Option<&str>) -> Option<&str> {
+    value.filter(|value| !value.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::process;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new() -> TempDir {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let dir =
+                std::env::temp_dir().join(format!("gemini-relay-image-{}-{n}", process::id()));
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+
+        fn file(&self, rel: &str, contents: &str) -> PathBuf {
+            let path = self.0.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, contents).unwrap();
+            path
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn set_mtime(path: &Path, mtime: SystemTime) {
+        File::open(path).unwrap().set_modified(mtime).unwrap();
+    }
+
+    #[test]
+    fn prompt_with_and_without_size() {
+        assert_eq!(
+            image_prompt("  a red fox  ", "16:9", Some("2K")),
+            "Generate an image from the following specifications:\n\
+             - Prompt: a red fox\n\
+             - Aspect Ratio: 16:9\n\
+             - Image Size: 2K\n\
+             \n\
+             Use your image generation tool to create it, then say where the image file was saved."
+        );
+        assert_eq!(
+            image_prompt("a red fox", "1:1", None),
+            "Generate an image from the following specifications:\n\
+             - Prompt: a red fox\n\
+             - Aspect Ratio: 1:1\n\
+             \n\
+             Use your image generation tool to create it, then say where the image file was saved."
+        );
+        assert_eq!(progress_message("4:3"), "🎨 Generating image with aspect ratio 4:3...");
+    }
+
+    fn check_target(text: &str, expected: Option<&str>) {
+        assert_eq!(first_markdown_image(text), expected, "{text:?}");
+    }
+
+    #[test]
+    fn markdown_image_targets() {
+        check_target("Here: ![fox](out/fox.png) done", Some("out/fox.png"));
+        check_target("![a](x.txt) then ![b](y.JPEG)", Some("y.JPEG"));
+        check_target("![a](file:///tmp/a b.webp)", Some("file:///tmp/a b.webp"));
+        check_target("![a![b](x.jpg)", Some("x.jpg"));
+        check_target("![a] (x.png)", None);
+        check_target("![a](x.png", None);
+        check_target("![a](x.png \"title\")", None);
+        check_target("[a](x.png)", None);
+        check_target("![a](.png)", None);
+        check_target("![a](.jpeg)", None);
+        check_target("![a](..png)", Some("..png"));
+        check_target("no image", None);
+    }
+
+    #[test]
+    fn reply_image_relative_and_file_url() {
+        let tmp = TempDir::new();
+        let image = tmp.file("gen/fox.png", "png");
+        let reply = "Saved ![fox](gen/fox.png).";
+        assert_eq!(find_image_in_reply(reply, &tmp.0), Some(image.clone()));
+        let reply = format!("![fox](FILE://{})", image.display());
+        assert_eq!(find_image_in_reply(&reply, &tmp.0), Some(image.clone()));
+        let reply = format!("![fox]({})", image.display());
+        assert_eq!(find_image_in_reply(&reply, Path::new("/")), Some(image.clone()));
+        assert_eq!(find_image_in_reply("![fox](./gen/fox.png)", &tmp.0), Some(image));
+    }
+
+    #[test]
+    fn reply_image_missing_or_not_first() {
+        let tmp = TempDir::new();
+        tmp.file("b.png", "png");
+        assert_eq!(find_image_in_reply("![a](missing.png) ![b](b.png)", &tmp.0), None);
+        assert_eq!(find_image_in_reply("nothing here", &tmp.0), None);
+        fs::create_dir_all(tmp.0.join("dir.png")).unwrap();
+        assert_eq!(find_image_in_reply("![d](dir.png)", &tmp.0), None);
+    }
+
+    #[test]
+    fn brain_image_fresh_and_stale() {
+        let tmp = TempDir::new();
+        let start = SystemTime::now();
+        let old = start - Duration::from_secs(3600);
+        let fresh = tmp.file("brain/c1/image_1.png", "1");
+        let newer = tmp.file("brain/c2/image_2.WEBP", "2");
+        let stale_file = tmp.file("brain/c2/old.png", "3");
+        let not_image = tmp.file("brain/c2/notes.txt", "4");
+        let stale_dir_file = tmp.file("brain/c3/image_3.png", "5");
+        let nested = tmp.file("brain/c4/sub/image_4.png", "6");
+        set_mtime(&fresh, start + Duration::from_secs(1));
+        set_mtime(&newer, start + Duration::from_secs(2));
+        set_mtime(&stale_file, start);
+        set_mtime(&not_image, start + Duration::from_secs(9));
+        set_mtime(&stale_dir_file, start + Duration::from_secs(9));
+        set_mtime(&nested, start + Duration::from_secs(9));
+        set_mtime(&tmp.0.join("brain/c1"), start - Duration::from_secs(30));
+        set_mtime(&tmp.0.join("brain/c2"), start);
+        set_mtime(&tmp.0.join("brain/c3"), start - Duration::from_secs(31));
+        set_mtime(&tmp.0.join("brain/c4"), start);
+        let brain = tmp.0.join("brain");
+        assert_eq!(newest_brain_image(&brain, start), Some(newer.clone()));
+
+        set_mtime(&newer, old);
+        assert_eq!(newest_brain_image(&brain, start), Some(fresh.clone()));
+
+        set_mtime(&fresh, start);
+        assert_eq!(newest_brain_image(&brain, start), None);
+        assert_eq!(newest_brain_image(&tmp.0.join("missing"), start), None);
+    }
+
+    #[test]
+    fn brain_dir_layout() {
+        assert_eq!(
+            brain_dir(Path::new("/home/u")),
+            PathBuf::from("/home/u/.gemini/antigravity-cli/brain")
+        );
+    }
+
+    fn check_escape(output_path: &str) {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "png");
+        let cwd = tmp.0.join("project");
+        fs::create_dir_all(&cwd).unwrap();
+        let expected = format!(
+            "Invalid outputPath: \"{}\" escapes the project workspace directory.",
+            output_path.trim()
+        );
+        assert_eq!(copy_to_output(output_path, &image, &cwd), Err(expected));
+        assert_eq!(fs::read_dir(&cwd).unwrap().count(), 0, "nothing written for {output_path}");
+    }
+
+    #[test]
+    fn output_path_parent_escapes() {
+        check_escape("../x.png");
+        check_escape("  ../x.png \n");
+        check_escape("a/../../x.png");
+    }
+
+    #[test]
+    fn output_path_absolute_outside_escapes() {
+        check_escape("/tmp/x.png");
+        check_escape("/");
+    }
+
+    #[test]
+    fn output_path_dot_dot_prefix_escapes() {
+        check_escape("..foo");
+        check_escape("..foo/bar.png");
+    }
+
+    #[test]
+    fn output_path_good_relative_copy() {
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "PNGDATA");
+        let cwd = tmp.0.join("project");
+        fs::create_dir_all(&cwd).unwrap();
+        let rel = copy_to_output(" assets/./gen/fox.png ", &image, &cwd).unwrap();
+        assert_eq!(rel, PathBuf::from("assets/gen/fox.png"));
+        assert_eq!(fs::read_to_string(cwd.join(&rel)).unwrap(), "PNGDATA");
+        let rel = copy_to_output("a/../b.png", &image, &cwd).unwrap();
+        assert_eq!(rel, PathBuf::from("b.png"));
+        assert_eq!(fs::read_to_string(cwd.join("b.png")).unwrap(), "PNGDATA");
+    }
+
+    #[test]
+    fn output_path_absolute_inside_is_accepted() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "PNG");
+        let target = tmp.0.join("out/copy.png");
+        let rel = copy_to_output(&target.to_string_lossy(), &image, &tmp.0).unwrap();
+        assert_eq!(rel, PathBuf::from("out/copy.png"));
+        assert_eq!(fs::read_to_string(target).unwrap(), "PNG");
+    }
+
+    #[test]
+    fn output_path_onto_itself_keeps_the_file() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "PNG");
+        assert_eq!(copy_to_output("img.png", &image, &tmp.0), Ok(PathBuf::from("img.png")));
+        assert_eq!(fs::read_to_string(&image).unwrap(), "PNG");
+    }
+
+    #[test]
+    fn output_path_copy_failure() {
+        let tmp = TempDir::new();
+        let missing = tmp.0.join("missing.png");
+        let err = copy_to_output("x.png", &missing, &tmp.0).unwrap_err();
+        assert!(err.starts_with("Could not save the image to \"x.png\": "), "{err}");
+    }
+
+    fn report<'a>(image: Option<&'a Path>, saved_to: Option<&'a Path>) -> ImageReport<'a> {
+        ImageReport {
+            prompt: " a red fox ",
+            aspect_ratio: "16:9",
+            size: None,
+            backend_name: "agy",
+            saved_to,
+            image,
+            reply: "Here is your fox.",
+        }
+    }
+
+    #[test]
+    fn render_without_copy_or_embed() {
+        assert_eq!(
+            render_image_result(&report(None, None)),
+            "### 🎨 Gemini Image Generation Completed\n\n\
+             - **Prompt:** \"a red fox\"\n\
+             - **Aspect Ratio:** `16:9`\n\
+             - **Backend:** `AGY`\n\n\
+             Here is your fox."
+        );
+        let missing = Path::new("/nonexistent/gemini-relay/fox.png");
+        let with_size = ImageReport { size: Some("4K"), ..report(Some(missing), None) };
+        assert_eq!(
+            render_image_result(&with_size),
+            "### 🎨 Gemini Image Generation Completed\n\n\
+             - **Prompt:** \"a red fox\"\n\
+             - **Aspect Ratio:** `16:9`\n\
+             - **Size:** `4K`\n\
+             - **Backend:** `AGY`\n\n\
+             Here is your fox."
+        );
+    }
+
+    #[test]
+    fn render_with_embed() {
+        let tmp = TempDir::new();
+        let image = tmp.file("gen/fox.png", "png");
+        let path = image.to_string_lossy().into_owned();
+        assert!(path.starts_with('/'));
+        assert_eq!(
+            render_image_result(&report(Some(&image), None)),
+            format!(
+                "### 🎨 Gemini Image Generation Completed\n\n\
+                 - **Prompt:** \"a red fox\"\n\
+                 - **Aspect Ratio:** `16:9`\n\
+                 - **Backend:** `AGY`\n\n\
+                 ![Generated Image](file://{path})\n\
+                 *File: `{path}`*\n\n\
+                 Here is your fox."
+            )
+        );
+    }
+
+    #[test]
+    fn render_with_copy_and_embed() {
+        let tmp = TempDir::new();
+        let image = tmp.file("assets/my fox (1).png", "png");
+        let path = image.to_string_lossy().into_owned();
+        let url_path = path.replace(' ', "%20").replace('(', "%28").replace(')', "%29");
+        let rel = Path::new("assets/my fox (1).png");
+        assert_eq!(
+            render_image_result(&report(Some(&image), Some(rel))),
+            format!(
+                "### 🎨 Gemini Image Generation Completed\n\n\
+                 - **Prompt:** \"a red fox\"\n\
+                 - **Aspect Ratio:** `16:9`\n\
+                 - **Backend:** `AGY`\n\n\
+                 💾 **Saved to Project:** `assets/my fox (1).png`\n\n\
+                 ![Generated Image](file://{url_path})\n\
+                 *File: `{path}`*\n\n\
+                 Here is your fox."
+            )
+        );
+    }
+
+    #[test]
+    fn file_urls() {
+        assert_eq!(file_url(Path::new("/home/u/a.png")), "file:///home/u/a.png");
+        assert_eq!(file_url(Path::new("/tmp/a b/x%#?.png")), "file:///tmp/a%20b/x%25%23%3F.png");
+        assert_eq!(file_url(Path::new("/h/jos\u{e9}.png")), "file:///h/jos%C3%A9.png");
+    }
+}

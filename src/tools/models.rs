@@ -1,0 +1,223 @@
+//! gemini-models rendering: the backend capability summary, the model list and backend notices.
+
+/// What the report needs to know about the active backend (SPEC §3.1 capability flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackendInfo<'a> {
+    /// The backend's name, e.g. `agy` or `gemini`; shown upper-cased.
+    pub name: &'a str,
+    pub model_selection: bool,
+    pub reasoning_effort: bool,
+    pub structured_output: bool,
+    pub modes: bool,
+    pub sandbox_isolates: bool,
+}
+
+/// Renders the gemini-models text (SPEC §2.4.4).
+///
+/// `models` holds `(id, label)` pairs; an empty slice falls back to the fixed six-line list.
+/// `notices` are shown in a **Backend Notices** section when there are any.
+pub fn render_models(
+    info: &BackendInfo,
+    models: &[(String, String)],
+    notices: &[String],
+) -> String {
+    let model_lines = if models.is_empty() {
+        FALLBACK_MODEL_LINES.to_owned()
+    } else {
+        let lines: Vec<String> =
+            models.iter().map(|(id, label)| format!("  \u{2022} **{id}**: {label}")).collect();
+        lines.join("\n")
+    };
+    let notices_section = if notices.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<String> =
+            notices.iter().map(|notice| format!("> \u{26A0}\u{FE0F} {notice}")).collect();
+        format!("\n\n**Backend Notices:**\n{}", lines.join("\n"))
+    };
+    let mut out = format!("### Active Backend: **{}**\n", info.name.to_uppercase());
+    out.push_str(DEFAULT_MODEL_LINE);
+    out.push('\n');
+    out.push_str(&format!(
+        "- **Model Selection:** {}\n",
+        if info.model_selection { SUPPORTED } else { "\u{274C} Fixed" }
+    ));
+    out.push_str(&format!(
+        "- **Reasoning Effort Control:** {}\n",
+        if info.reasoning_effort {
+            "\u{2705} Supported ('low', 'medium', 'high')"
+        } else {
+            NOT_SUPPORTED
+        }
+    ));
+    out.push_str(&format!(
+        "- **Structured Output (--json-schema):** {}\n",
+        if info.structured_output { SUPPORTED } else { NOT_SUPPORTED }
+    ));
+    out.push_str(&format!(
+        "- **Agent Modes (--mode plan/accept-edits):** {}\n",
+        if info.modes { SUPPORTED } else { NOT_SUPPORTED }
+    ));
+    out.push_str(&format!(
+        "- **Tool Sandbox:** {}\n",
+        if info.sandbox_isolates {
+            "\u{2705} Isolated"
+        } else {
+            "\u{26A0}\u{FE0F} Host-executed in headless"
+        }
+    ));
+    out.push_str("\n### Available Models:\n");
+    out.push_str(&model_lines);
+    out.push_str(&notices_section);
+    out.push_str("\n\n");
+    out.push_str(TIP_LINE);
+    out
+}
+
+const SUPPORTED: &str = "\u{2705} Supported";
+const NOT_SUPPORTED: &str = "\u{274C} Not supported";
+
+const DEFAULT_MODEL_LINE: &str = "- **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.";
+
+const TIP_LINE: &str = "\u{1F4A1} *Tip: You can pass `model: 'gemini-3.8-flash-high'` or aliases like `model: 'pro'` or `model: 'flash'` to `gemini-ask`.*";
+
+/// The list shown when the backend returns no models (never happens with the two real backends).
+const FALLBACK_MODEL_LINES: &str = "  \u{2022} **gemini-3.8-flash-high**: Gemini 3.8 Flash (High Reasoning) - Fast with deep thinking
+  \u{2022} **gemini-3.8-flash-medium**: Gemini 3.8 Flash (Medium Reasoning)
+  \u{2022} **gemini-3.8-flash-low**: Gemini 3.8 Flash (Low Reasoning) - Ultra fast
+  \u{2022} **gemini-3.1-pro-high**: Gemini 3.1 Pro (High Reasoning) - Flagship reasoning
+  \u{2022} **gemini-3.1-pro-low**: Gemini 3.1 Pro (Low Reasoning)
+  \u{2022} **gemini-3.7-flash-high**: Gemini 3.7 Flash (High Reasoning)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AGY: BackendInfo<'static> = BackendInfo {
+        name: "agy",
+        model_selection: true,
+        reasoning_effort: true,
+        structured_output: true,
+        modes: true,
+        sandbox_isolates: false,
+    };
+
+    const GEMINI: BackendInfo<'static> = BackendInfo {
+        name: "gemini",
+        model_selection: true,
+        reasoning_effort: false,
+        structured_output: false,
+        modes: false,
+        sandbox_isolates: true,
+    };
+
+    const AGY_HEAD: &str = "### Active Backend: **AGY**
+- **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.
+- **Model Selection:** ✅ Supported
+- **Reasoning Effort Control:** ✅ Supported ('low', 'medium', 'high')
+- **Structured Output (--json-schema):** ✅ Supported
+- **Agent Modes (--mode plan/accept-edits):** ✅ Supported
+- **Tool Sandbox:** ⚠️ Host-executed in headless
+
+### Available Models:
+";
+
+    const GEMINI_HEAD: &str = "### Active Backend: **GEMINI**
+- **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.
+- **Model Selection:** ✅ Supported
+- **Reasoning Effort Control:** ❌ Not supported
+- **Structured Output (--json-schema):** ❌ Not supported
+- **Agent Modes (--mode plan/accept-edits):** ❌ Not supported
+- **Tool Sandbox:** ✅ Isolated
+
+### Available Models:
+";
+
+    const TIP: &str = "\n\n💡 *Tip: You can pass `model: 'gemini-3.8-flash-high'` or aliases like `model: 'pro'` or `model: 'flash'` to `gemini-ask`.*";
+
+    fn models(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(id, label)| (id.to_string(), label.to_string())).collect()
+    }
+
+    fn check(info: &BackendInfo, pairs: &[(&str, &str)], notices: &[&str], head: &str, body: &str) {
+        let notices: Vec<String> = notices.iter().map(|n| n.to_string()).collect();
+        let expected = format!("{head}{body}{TIP}");
+        assert_eq!(render_models(info, &models(pairs), &notices), expected);
+    }
+
+    #[test]
+    fn agy_without_notices() {
+        check(
+            &AGY,
+            &[
+                ("gemini-3.8-flash-high", "Gemini 3.8 Flash (High)"),
+                ("claude-sonnet-4-6", "Claude"),
+            ],
+            &[],
+            AGY_HEAD,
+            "  • **gemini-3.8-flash-high**: Gemini 3.8 Flash (High)\n  • **claude-sonnet-4-6**: Claude",
+        );
+    }
+
+    #[test]
+    fn agy_with_notices() {
+        check(
+            &AGY,
+            &[("gemini-3.8-flash-high", "Gemini 3.8 Flash (High)")],
+            &["first notice", "second notice"],
+            AGY_HEAD,
+            "  • **gemini-3.8-flash-high**: Gemini 3.8 Flash (High)\n\n**Backend Notices:**\n> ⚠️ first notice\n> ⚠️ second notice",
+        );
+    }
+
+    #[test]
+    fn gemini_without_notices() {
+        check(
+            &GEMINI,
+            &[("gemini-3.1-pro-high", "Pro"), ("gemini-3.8-flash-high", "Flash")],
+            &[],
+            GEMINI_HEAD,
+            "  • **gemini-3.1-pro-high**: Pro\n  • **gemini-3.8-flash-high**: Flash",
+        );
+    }
+
+    #[test]
+    fn gemini_with_notice() {
+        check(
+            &GEMINI,
+            &[("gemini-3.1-pro-high", "Pro")],
+            &[
+                "Gemini CLI retires on 2026-06-18 (~3 day(s) left); test the successor now with GEMINI_MCP_BACKEND=agy.",
+            ],
+            GEMINI_HEAD,
+            "  • **gemini-3.1-pro-high**: Pro\n\n**Backend Notices:**\n> ⚠️ Gemini CLI retires on 2026-06-18 (~3 day(s) left); test the successor now with GEMINI_MCP_BACKEND=agy.",
+        );
+    }
+
+    #[test]
+    fn empty_list_falls_back_to_six_lines() {
+        check(
+            &AGY,
+            &[],
+            &[],
+            AGY_HEAD,
+            "  • **gemini-3.8-flash-high**: Gemini 3.8 Flash (High Reasoning) - Fast with deep thinking
+  • **gemini-3.8-flash-medium**: Gemini 3.8 Flash (Medium Reasoning)
+  • **gemini-3.8-flash-low**: Gemini 3.8 Flash (Low Reasoning) - Ultra fast
+  • **gemini-3.1-pro-high**: Gemini 3.1 Pro (High Reasoning) - Flagship reasoning
+  • **gemini-3.1-pro-low**: Gemini 3.1 Pro (Low Reasoning)
+  • **gemini-3.7-flash-high**: Gemini 3.7 Flash (High Reasoning)",
+        );
+    }
+
+    #[test]
+    fn fixed_model_selection_and_test_markers() {
+        let info = BackendInfo { name: "other", model_selection: false, ..GEMINI };
+        let out = render_models(&info, &[], &[]);
+        assert!(out.contains("- **Model Selection:** ❌ Fixed\n"));
+        assert!(out.starts_with("### Active Backend: **OTHER**\n"));
+        for marker in ["Active Backend:", "Available Models:", "gemini-3.8-flash"] {
+            assert!(out.contains(marker), "{marker}");
+        }
+    }
+}
