@@ -1,6 +1,7 @@
 //! Entry point: parses the command line (`--version`, `--help`, `doctor`), sets up logging and
 //! signal handling, and runs the MCP server on stdio.
 
+mod backend;
 mod call;
 mod catalog;
 mod config;

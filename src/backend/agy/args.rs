@@ -1,0 +1,507 @@
+//! The agy argument vector and stdin payload (SPEC §3.4.3, §3.4.4, D10) and the PTY-recovery helpers
+//! (§3.4.10).
+
+use serde_json::json;
+
+use crate::backend::agy::AgyOptions;
+use crate::backend::agy::caps::AgyCaps;
+use crate::backend::agy::js_space;
+
+/// The longest prompt, in bytes, passed as one argv element (the kernel's per-element limit, D10).
+pub const ARGV_PROMPT_LIMIT: usize = 131_072;
+
+/// What to spawn after the agy binary: its arguments and, on the stream-json path, its stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgyInvocation {
+    pub args: Vec<String>,
+    /// Exactly one NDJSON line (ending in `\n`) when `via_stdin`; stdin stays closed otherwise.
+    pub stdin: Option<String>,
+    /// The prompt goes on stdin as stream-json and stdout is stream-json.
+    pub via_stdin: bool,
+}
+
+/// Maps the `flash` and `pro` aliases to agy model ids; anything else is returned trimmed.
+pub fn normalize_model(model: &str) -> String {
+    let trimmed = model.trim_matches(js_space);
+    match trimmed.to_lowercase().as_str() {
+        "flash" | "gemini-flash" | "gemini-3.8-flash" | "gemini-2.5-flash" | "gemini-3.5-flash" => {
+            "gemini-3.8-flash-high".to_string()
+        }
+        "pro" | "gemini-pro" | "gemini-3.1-pro" | "gemini-2.5-pro" => {
+            "gemini-3.1-pro-high".to_string()
+        }
+        _ => trimmed.to_string(),
+    }
+}
+
+/// A prompt that agy should expand as a slash command: opted in and starting with `/`.
+pub fn is_slash_command(final_prompt: &str, allow_slash_commands: bool) -> bool {
+    allow_slash_commands && final_prompt.trim_start_matches(js_space).starts_with('/')
+}
+
+/// The option flags 1-10 of SPEC §3.4.3, each only when set and advertised, in that order.
+pub fn build_agy_args(opts: &AgyOptions, caps: &AgyCaps) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut push = |flag: &str, value: Option<String>| {
+        args.push(flag.to_string());
+        args.extend(value);
+    };
+    if let Some(model) = wanted(opts.model.as_deref(), caps.model_flag) {
+        push("--model", Some(normalize_model(model)));
+    }
+    if let Some(effort) = wanted(opts.effort.as_deref(), caps.effort_flag) {
+        push("--effort", Some(effort.to_string()));
+    }
+    if let Some(schema) = opts.json_schema_arg().filter(|_| caps.json_schema_flag) {
+        push("--json-schema", Some(schema));
+    }
+    if let Some(mode) = wanted(opts.mode.as_deref(), caps.mode_flag) {
+        push("--mode", Some(mode.to_string()));
+    }
+    if caps.add_dir_flag {
+        for dir in opts.add_dirs.iter().filter(|dir| !dir.is_empty()) {
+            push("--add-dir", Some(dir.clone()));
+        }
+    }
+    if let Some(agent) = wanted(opts.agent.as_deref(), caps.agent_flag) {
+        push("--agent", Some(agent.to_string()));
+    }
+    if !opts.allow_slash_commands && caps.disable_slash_commands {
+        push("--disable-slash-commands", None);
+    }
+    if let Some(id) = wanted(opts.conversation_id.as_deref(), caps.conversation_id) {
+        push("--conversation", Some(id.to_string()));
+    }
+    if opts.sandbox && caps.sandbox_flag {
+        push("--sandbox", None);
+    }
+    if opts.skip_permissions && caps.dangerously_skip_permissions {
+        push("--dangerously-skip-permissions", None);
+    }
+    args
+}
+
+/// The full argv (flags 1-13) and stdin for one run; `Err` is D10's prompt-too-long text.
+pub fn invocation(
+    final_prompt: &str,
+    opts: &AgyOptions,
+    caps: &AgyCaps,
+    print_timeout: &str,
+) -> Result<AgyInvocation, String> {
+    let via_stdin =
+        caps.stream_json_input && !is_slash_command(final_prompt, opts.allow_slash_commands);
+    if !via_stdin && final_prompt.len() > ARGV_PROMPT_LIMIT {
+        return Err(format!(
+            "The prompt is {} bytes, but this agy build only accepts prompts on the command line \
+             (at most {ARGV_PROMPT_LIMIT} bytes). Upgrade agy to a build with --input-format stream-json.",
+            final_prompt.len()
+        ));
+    }
+    let mut args = build_agy_args(opts, caps);
+    if via_stdin {
+        args.extend(
+            ["--input-format", "stream-json", "--output-format", "stream-json"].map(String::from),
+        );
+    } else if caps.output_format_json {
+        args.extend(["--output-format", "json"].map(String::from));
+    }
+    if caps.print_timeout {
+        args.extend(["--print-timeout".to_string(), print_timeout.to_string()]);
+    }
+    if via_stdin {
+        let stdin = Some(stream_json_user_message(final_prompt));
+        return Ok(AgyInvocation { args, stdin, via_stdin });
+    }
+    // A leading space keeps agy from reading a prompt such as `--version` as a flag.
+    let prompt_arg = if final_prompt.starts_with('-') {
+        format!(" {final_prompt}")
+    } else {
+        final_prompt.to_string()
+    };
+    args.extend(["-p".to_string(), prompt_arg]);
+    Ok(AgyInvocation { args, stdin: None, via_stdin })
+}
+
+/// The `--print-timeout` value: the trimmed override if non-empty, else derived to end before the
+/// wrapper's own deadline (`total − 60` above two minutes, else half, at least one second).
+pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) -> String {
+    if let Some(value) = env_override.map(|v| v.trim_matches(js_space)).filter(|v| !v.is_empty()) {
+        return value.to_string();
+    }
+    let total = wrapper_timeout_ms / 1000;
+    let seconds = if total > 120 { total - 60 } else { (total / 2).max(1) };
+    format!("{seconds}s")
+}
+
+/// The one stream-json stdin line: `{"event":"user","message":{"role":"user","content":…}}` + `\n`.
+pub fn stream_json_user_message(prompt: &str) -> String {
+    let line = json!({"event": "user", "message": {"role": "user", "content": prompt}});
+    format!("{line}\n")
+}
+
+/// POSIX single quoting: `'` becomes `'\''` and the whole is wrapped in `'…'`.
+pub fn sh_single_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Whether `AGY_MCP_PTY` enables PTY recovery: `1`, `true` or `yes` (trimmed, any case).
+pub fn pty_enabled(v: Option<&str>) -> bool {
+    let Some(v) = v else { return false };
+    matches!(v.trim_matches(js_space).to_lowercase().as_str(), "1" | "true" | "yes")
+}
+
+/// The shell command line `script` runs: the agy path and every argument, each single-quoted.
+pub fn pty_inner_command(agy_path: &str, args: &[String]) -> String {
+    let mut words = vec![sh_single_quote(agy_path)];
+    words.extend(args.iter().map(|arg| sh_single_quote(arg)));
+    words.join(" ")
+}
+
+/// The arguments of `script` around `inner`: `-qec <inner> /dev/null` on Linux,
+/// `-q /dev/null /bin/sh -c <inner>` on macOS.
+pub fn pty_script_args(inner: &str, macos: bool) -> Vec<String> {
+    let args: Vec<&str> = if macos {
+        vec!["-q", "/dev/null", "/bin/sh", "-c", inner]
+    } else {
+        vec!["-qec", inner, "/dev/null"]
+    };
+    args.into_iter().map(String::from).collect()
+}
+
+/// A string option that is set (non-empty) and whose flag is advertised.
+fn wanted(value: Option<&str>, advertised: bool) -> Option<&str> {
+    value.filter(|v| advertised && !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::Value;
+
+    const S: &str = "--input-format stream-json --output-format stream-json --print-timeout 2640s";
+
+    fn opts() -> AgyOptions {
+        AgyOptions::default()
+    }
+
+    /// Options with slash commands allowed, so flag 7 stays out of the way.
+    fn slash_opts() -> AgyOptions {
+        AgyOptions { allow_slash_commands: true, ..AgyOptions::default() }
+    }
+
+    fn check_args(opts: &AgyOptions, caps: &AgyCaps, expect: &[&str]) {
+        assert_eq!(build_agy_args(opts, caps), expect, "options: {opts:?}");
+    }
+
+    /// Checks the space-joined argv and the stdin payload of a full invocation.
+    fn check_run(prompt: &str, opts: &AgyOptions, caps: &AgyCaps, argv: &str, stdin: Option<&str>) {
+        let inv = invocation(prompt, opts, caps, "2640s").unwrap();
+        assert_eq!(inv.args.join(" "), argv, "prompt {prompt:?}, options {opts:?}");
+        assert_eq!(inv.stdin.as_deref(), stdin);
+        assert_eq!(inv.via_stdin, stdin.is_some());
+    }
+
+    fn stdin_for(prompt: &str) -> String {
+        stream_json_user_message(prompt)
+    }
+
+    #[test]
+    fn model_pass_through_and_aliases() {
+        let all = AgyCaps::all();
+        let model = |m: &str| AgyOptions { model: Some(m.to_string()), ..slash_opts() };
+        check_args(&model("gemini-3.1-pro-low"), &all, &["--model", "gemini-3.1-pro-low"]);
+        check_args(&model("pro"), &all, &["--model", "gemini-3.1-pro-high"]);
+        check_args(&model("flash"), &all, &["--model", "gemini-3.8-flash-high"]);
+        check_args(&model(""), &all, &[]);
+    }
+
+    #[test]
+    fn normalize_model_table() {
+        for alias in
+            ["flash", "gemini-flash", "gemini-3.8-flash", "gemini-2.5-flash", "gemini-3.5-flash"]
+        {
+            assert_eq!(normalize_model(alias), "gemini-3.8-flash-high");
+        }
+        for alias in ["pro", "gemini-pro", "gemini-3.1-pro", "gemini-2.5-pro"] {
+            assert_eq!(normalize_model(alias), "gemini-3.1-pro-high");
+        }
+        assert_eq!(normalize_model("  PRO "), "gemini-3.1-pro-high");
+        assert_eq!(normalize_model(" Flash\n"), "gemini-3.8-flash-high");
+        assert_eq!(normalize_model("  Claude-Sonnet-4-6 "), "Claude-Sonnet-4-6");
+        assert_eq!(normalize_model("gemini-3.8-flash-low"), "gemini-3.8-flash-low");
+    }
+
+    #[test]
+    fn single_option_flags() {
+        let all = AgyCaps::all();
+        let set = |f: fn(&mut AgyOptions)| {
+            let mut o = slash_opts();
+            f(&mut o);
+            o
+        };
+        check_args(&set(|o| o.effort = Some("high".into())), &all, &["--effort", "high"]);
+        check_args(&set(|o| o.mode = Some("plan".into())), &all, &["--mode", "plan"]);
+        check_args(
+            &set(|o| o.json_schema = Some(serde_json::json!({"type": "object"}))),
+            &all,
+            &["--json-schema", r#"{"type":"object"}"#],
+        );
+        check_args(
+            &set(|o| o.add_dirs = vec!["src".into(), "".into(), "test".into()]),
+            &all,
+            &["--add-dir", "src", "--add-dir", "test"],
+        );
+        check_args(
+            &set(|o| o.conversation_id = Some("abc123".into())),
+            &all,
+            &["--conversation", "abc123"],
+        );
+        check_args(&set(|o| o.agent = Some("reviewer".into())), &all, &["--agent", "reviewer"]);
+        check_args(&set(|o| o.sandbox = true), &all, &["--sandbox"]);
+        check_args(&set(|o| o.skip_permissions = true), &all, &["--dangerously-skip-permissions"]);
+    }
+
+    #[test]
+    fn agent_only_when_advertised() {
+        let o = AgyOptions { agent: Some("reviewer".into()), ..slash_opts() };
+        check_args(&o, &AgyCaps { agent_flag: false, ..AgyCaps::all() }, &[]);
+    }
+
+    #[test]
+    fn approval_plan_sends_nothing_and_yolo_needs_the_capability() {
+        // `approvalMode: "plan"` maps to `skip_permissions: false`.
+        check_args(&slash_opts(), &AgyCaps::all(), &[]);
+        let yolo = AgyOptions { skip_permissions: true, ..slash_opts() };
+        let caps = AgyCaps { dangerously_skip_permissions: false, ..AgyCaps::all() };
+        check_args(&yolo, &caps, &[]);
+    }
+
+    #[test]
+    fn disable_slash_commands_flag() {
+        let only = AgyCaps { disable_slash_commands: true, ..AgyCaps::none() };
+        check_args(&opts(), &only, &["--disable-slash-commands"]);
+        check_args(&slash_opts(), &only, &[]);
+        check_args(&opts(), &AgyCaps::none(), &[]);
+    }
+
+    #[test]
+    fn everything_set_without_capabilities_is_empty() {
+        check_args(&everything(), &AgyCaps::none(), &[]);
+    }
+
+    fn everything() -> AgyOptions {
+        AgyOptions {
+            model: Some("pro".into()),
+            effort: Some("high".into()),
+            json_schema: Some(
+                serde_json::json!({"type":"object","properties":{"n":{"type":"integer"}}}),
+            ),
+            mode: Some("plan".into()),
+            add_dirs: vec!["../lib".into()],
+            agent: Some("reviewer".into()),
+            allow_slash_commands: false,
+            conversation_id: Some("c1".into()),
+            sandbox: true,
+            skip_permissions: true,
+            include_usage: true,
+        }
+    }
+
+    #[test]
+    fn is_slash_command_cases() {
+        assert!(is_slash_command("/usage", true));
+        assert!(is_slash_command("  /skills extra", true));
+        assert!(is_slash_command("\n\u{00A0}/skills", true));
+        assert!(!is_slash_command("/usage", false));
+        assert!(!is_slash_command("explain /usr/bin", true));
+    }
+
+    #[test]
+    fn full_example_stream_json() {
+        let o = AgyOptions { effort: Some("low".into()), ..opts() };
+        let argv = format!("--effort low --disable-slash-commands {S}");
+        check_run("hi", &o, &AgyCaps::all(), &argv, Some(&stdin_for("hi")));
+        let line = stdin_for("hi");
+        assert_eq!(
+            line,
+            "{\"event\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+        );
+    }
+
+    #[test]
+    fn slash_prompt_goes_on_argv_with_json_output() {
+        let argv = "--output-format json --print-timeout 2640s -p /usage";
+        check_run("/usage", &slash_opts(), &AgyCaps::all(), argv, None);
+    }
+
+    #[test]
+    fn per_tool_rows_on_a_fully_capable_build() {
+        let all = AgyCaps::all();
+        check_run(
+            "q",
+            &opts(),
+            &all,
+            &format!("--disable-slash-commands {S}"),
+            Some(&stdin_for("q")),
+        );
+        let every = format!(
+            "--model gemini-3.1-pro-high --effort high --json-schema \
+             {{\"type\":\"object\",\"properties\":{{\"n\":{{\"type\":\"integer\"}}}}}} --mode plan \
+             --add-dir ../lib --agent reviewer --disable-slash-commands --conversation c1 --sandbox \
+             --dangerously-skip-permissions {S}"
+        );
+        check_run("q", &everything(), &all, &every, Some(&stdin_for("q")));
+        let skills = "--output-format json --print-timeout 2640s -p /skills";
+        check_run("/skills", &slash_opts(), &all, skills, None);
+        check_run("hi", &slash_opts(), &all, S, Some(&stdin_for("hi")));
+        let plan = AgyOptions {
+            model: Some("gemini-3.8-flash-high".into()),
+            effort: Some("high".into()),
+            mode: Some("plan".into()),
+            ..opts()
+        };
+        let plan_argv = format!(
+            "--model gemini-3.8-flash-high --effort high --mode plan --disable-slash-commands {S}"
+        );
+        check_run("task", &plan, &all, &plan_argv, Some(&stdin_for("task")));
+        let image = AgyOptions { model: Some("gemini-3.8-flash-high".into()), ..opts() };
+        let image_argv = format!("--model gemini-3.8-flash-high --disable-slash-commands {S}");
+        check_run("cat", &image, &all, &image_argv, Some(&stdin_for("cat")));
+    }
+
+    #[test]
+    fn build_without_stream_json_uses_argv() {
+        let caps = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
+        let o = AgyOptions { model: Some("pro".into()), ..opts() };
+        let argv = "--model gemini-3.1-pro-high --disable-slash-commands --output-format json \
+                    --print-timeout 2640s -p hello";
+        let inv = invocation("hello", &o, &caps, "2640s").unwrap();
+        assert_eq!(inv.args.join(" "), argv);
+        assert_eq!(inv.args.last().unwrap(), "hello");
+        assert_eq!(inv.stdin, None);
+        assert!(!inv.via_stdin);
+    }
+
+    #[test]
+    fn json_only_caps_and_no_caps() {
+        let json_only = AgyCaps { output_format_json: true, ..AgyCaps::none() };
+        check_run("x", &everything(), &json_only, "--output-format json -p x", None);
+        let inv = invocation("x", &everything(), &AgyCaps::none(), "2640s").unwrap();
+        assert_eq!(inv.args, ["-p", "x"]);
+        assert_eq!(inv.stdin, None);
+    }
+
+    #[test]
+    fn argv_prompt_starting_with_a_dash_gets_one_space() {
+        let inv = invocation("--version", &opts(), &AgyCaps::none(), "1s").unwrap();
+        assert_eq!(inv.args, ["-p", " --version"]);
+        let inv = invocation("-y x", &opts(), &AgyCaps::none(), "1s").unwrap();
+        assert_eq!(inv.args, ["-p", " -y x"]);
+        let inv = invocation(" -y x", &opts(), &AgyCaps::none(), "1s").unwrap();
+        assert_eq!(inv.args, ["-p", " -y x"]);
+        // On the stdin path the prompt is sent untouched.
+        let inv = invocation("--version", &opts(), &AgyCaps::all(), "1s").unwrap();
+        let line: Value = serde_json::from_str(inv.stdin.as_deref().unwrap()).unwrap();
+        assert_eq!(line["message"]["content"], "--version");
+    }
+
+    #[test]
+    fn argv_prompt_limit() {
+        let at_limit = "a".repeat(ARGV_PROMPT_LIMIT);
+        let inv = invocation(&at_limit, &opts(), &AgyCaps::none(), "1s").unwrap();
+        assert_eq!(inv.args[1].len(), ARGV_PROMPT_LIMIT);
+        let over = "é".repeat(65_537);
+        assert_eq!(
+            invocation(&over, &opts(), &AgyCaps::none(), "1s").unwrap_err(),
+            "The prompt is 131074 bytes, but this agy build only accepts prompts on the command line \
+             (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
+        );
+        let slash = format!("/{}", "a".repeat(ARGV_PROMPT_LIMIT));
+        assert!(invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").is_err());
+        // The stdin path has no such limit.
+        let big = "a".repeat(1_000_000);
+        assert!(invocation(&big, &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+    }
+
+    #[test]
+    fn stream_json_line_escapes_and_ends_with_newline() {
+        let line = stream_json_user_message("hi\nthere \"q\"");
+        assert!(line.ends_with('\n'));
+        assert_eq!(line.matches('\n').count(), 1);
+        let parsed: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            parsed,
+            serde_json::json!({"event":"user","message":{"role":"user","content":"hi\nthere \"q\""}})
+        );
+        assert!(line.starts_with(r#"{"event":"user","message":{"role":"user","content":"#));
+    }
+
+    fn check_timeout(env: Option<&str>, wrapper_ms: u64, expect: &str) {
+        assert_eq!(print_timeout_value(env, wrapper_ms), expect, "env {env:?}, {wrapper_ms} ms");
+    }
+
+    #[test]
+    fn print_timeout_examples() {
+        check_timeout(None, 45 * 60_000, "2640s");
+        check_timeout(None, 120_000, "60s");
+        check_timeout(None, 121_000, "61s");
+        check_timeout(None, 60_000, "30s");
+        check_timeout(None, 30_000, "15s");
+        check_timeout(None, 6_000, "3s");
+        check_timeout(None, 3_000, "1s");
+        check_timeout(None, 0, "1s");
+        check_timeout(Some("30m"), 45 * 60_000, "30m");
+        check_timeout(Some("  90s \n"), 1_000, "90s");
+        check_timeout(Some("   "), 60_000, "30s");
+        check_timeout(Some(""), 60_000, "30s");
+    }
+
+    #[test]
+    fn print_timeout_is_strictly_below_the_wrapper() {
+        let below = |ms: u64| {
+            let value = print_timeout_value(None, ms);
+            let seconds: u64 = value.trim_end_matches('s').parse().unwrap();
+            assert!(seconds * 1000 < ms, "{value} for {ms} ms");
+        };
+        for ms in [6_000, 60_000, 120_000, 121_000, 45 * 60_000] {
+            below(ms);
+        }
+        // A small xorshift walk over wrapper timeouts from just above one second to a day.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..2_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            below(1_001 + state % 86_400_000);
+        }
+    }
+
+    #[test]
+    fn sh_single_quote_cases() {
+        assert_eq!(sh_single_quote("plain"), "'plain'");
+        assert_eq!(sh_single_quote("a'b"), r"'a'\''b'");
+        assert_eq!(sh_single_quote("$(rm -rf /); `x` \"y\" *"), "'$(rm -rf /); `x` \"y\" *'");
+        assert_eq!(sh_single_quote(""), "''");
+    }
+
+    #[test]
+    fn pty_enabled_cases() {
+        for on in ["1", "true", "TRUE", " yes ", "Yes"] {
+            assert!(pty_enabled(Some(on)), "{on}");
+        }
+        for off in ["0", "false", "", "no", "on"] {
+            assert!(!pty_enabled(Some(off)), "{off}");
+        }
+        assert!(!pty_enabled(None));
+    }
+
+    #[test]
+    fn pty_command_lines() {
+        let args = ["-p".to_string(), "it's".to_string()];
+        let inner = pty_inner_command("/opt/agy bin/agy", &args);
+        assert_eq!(inner, r"'/opt/agy bin/agy' '-p' 'it'\''s'");
+        assert_eq!(pty_script_args("X", false), ["-qec", "X", "/dev/null"]);
+        assert_eq!(pty_script_args("X", true), ["-q", "/dev/null", "/bin/sh", "-c", "X"]);
+    }
+}
