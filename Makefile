@@ -1,0 +1,52 @@
+# gemini-relay: build, test, run, benchmark and interop targets.
+# `make` leaves an optimised, stripped, statically linked binary at target/release/gemini-relay.
+
+CARGO    ?= cargo
+HOST     := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+HOST_ENV := $(shell echo '$(HOST)' | tr 'a-z-' 'A-Z_')
+BIN      := target/release/gemini-relay
+SHARED   ?= ../shared
+
+.PHONY: all release test lint fmt-check clippy unit run demo bench interop clean
+
+all: release
+
+# Static linking applies to the target only (build scripts stay dynamic), through --target.
+release:
+	CARGO_TARGET_$(HOST_ENV)_RUSTFLAGS="-C target-feature=+crt-static" \
+		$(CARGO) build --release --locked --target $(HOST)
+	mkdir -p target/release
+	cp target/$(HOST)/release/gemini-relay $(BIN)
+	@ls -l $(BIN) | awk '{print "built " $$9 ": " $$5 " bytes"}'
+
+test: lint unit
+
+lint: fmt-check clippy
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+unit:
+	sh fixtures/selftest.sh
+	$(CARGO) test --locked
+
+run: release
+	$(BIN)
+
+demo: release
+	python3 fixtures/demo.py $(BIN)
+
+bench: release
+	$(SHARED)/bench/run.sh --quick
+
+interop: release
+	SERVER="env GEMINI_MCP_TEST_TOOLS=1 GEMINI_MCP_PROGRESS_INTERVAL_MS=200 AGY_CLI_PATH=$(CURDIR)/fixtures/fake-agy $(CURDIR)/$(BIN)" \
+	CFG=$(SHARED)/interop/relay-cfg.json \
+	CONF_SCENARIOS="server-initialize ping tools-list prompts-list logging-set-level" \
+	$(SHARED)/interop/interop.sh
+
+clean:
+	$(CARGO) clean

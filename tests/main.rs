@@ -1,0 +1,10 @@
+//! Integration tests: every test spawns the real `gemini-relay` binary against the fake CLIs in
+//! `fixtures/` and speaks JSON-RPC to it over stdio, with a deadline on every read.
+
+// The harness spawns the binary under test; the one-door rule is for the product.
+#![allow(clippy::disallowed_methods)]
+
+mod util;
+
+// Transport, JSON-RPC strictness, lifecycle of both protocol eras.
+mod protocol;

@@ -1,0 +1,605 @@
+//! Transport, JSON-RPC strictness and the MCP lifecycle of both protocol eras, against the real binary.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{Relay, Setup};
+
+const MODERN: &str = "io.modelcontextprotocol/protocolVersion";
+
+fn modern_meta() -> Value {
+    json!({"_meta": {MODERN: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}})
+}
+
+#[test]
+fn initialize_echoes_every_supported_version() {
+    let mut relay = Relay::start();
+    for version in ["2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let r =
+            relay.request("initialize", json!({"protocolVersion": version, "capabilities": {}}));
+        assert_eq!(
+            r["result"],
+            json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}, "prompts": {}, "logging": {}},
+                "serverInfo": {"name": "gemini-relay", "version": "1.2.0"}
+            })
+        );
+    }
+}
+
+#[test]
+fn initialize_answers_unknown_and_modern_versions_with_2025_11_25() {
+    let mut relay = Relay::start();
+    for version in ["1999-01-01", "2026-07-28"] {
+        let r = relay.request("initialize", json!({"protocolVersion": version}));
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "asked {version}");
+    }
+}
+
+#[test]
+fn initialize_result_bytes_match_the_sdk() {
+    let mut relay = Relay::start();
+    relay.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\"}}\n");
+    let r = relay.recv();
+    assert_eq!(
+        r.to_string(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{},"prompts":{},"logging":{}},"serverInfo":{"name":"gemini-relay","version":"1.2.0"}}}"#
+    );
+}
+
+#[test]
+fn ping_in_both_eras() {
+    let mut relay = Relay::start();
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    let modern = relay.request("ping", modern_meta());
+    assert_eq!(modern["result"]["resultType"], "complete");
+    assert_eq!(
+        modern["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "gemini-relay"
+    );
+}
+
+#[test]
+fn server_discover_before_initialize() {
+    let mut relay = Relay::start();
+    let r = relay.request("server/discover", modern_meta());
+    let result = &r["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(
+        result["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"])
+    );
+    assert_eq!(result["capabilities"], json!({"tools": {}, "prompts": {}, "logging": {}}));
+    assert_eq!(result["cacheScope"], "public");
+    assert!(result["ttlMs"].as_u64().is_some());
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "gemini-relay", "version": "1.2.0"})
+    );
+}
+
+#[test]
+fn modern_lists_carry_the_envelope_and_cache_hints() {
+    let mut relay = Relay::start();
+    for method in ["tools/list", "prompts/list"] {
+        let result = relay.request(method, modern_meta())["result"].clone();
+        assert_eq!(result["resultType"], "complete", "{method}");
+        assert_eq!(result["cacheScope"], "public", "{method}");
+        assert!(result["ttlMs"].is_u64(), "{method}");
+        assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "1.2.0");
+    }
+    let legacy = relay.request("tools/list", json!({}))["result"].clone();
+    assert!(legacy.get("resultType").is_none() && legacy.get("ttlMs").is_none());
+}
+
+#[test]
+fn modern_tool_call_is_stateless_and_enveloped() {
+    let mut relay = Relay::start();
+    let mut params = modern_meta();
+    params["name"] = json!("gemini-ping");
+    params["arguments"] = json!({"prompt": "modern"});
+    let r = relay.request("tools/call", params);
+    assert_eq!(r["result"]["content"][0]["text"], "modern");
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["isError"], false);
+}
+
+#[test]
+fn unsupported_modern_version_is_minus_32022() {
+    let mut relay = Relay::start();
+    let r = relay.request("tools/list", json!({"_meta": {MODERN: "2099-01-01"}}));
+    assert_eq!(r["error"]["code"], -32022);
+    assert_eq!(r["error"]["message"], "Unsupported protocol version");
+    assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(r["error"]["data"]["supported"][0], "2026-07-28");
+}
+
+#[test]
+fn subscriptions_listen_is_acknowledged_held_open_and_closed_at_shutdown() {
+    let mut relay = Relay::start();
+    let mut params = modern_meta();
+    params["notifications"] = json!({"toolsListChanged": true, "resourcesListChanged": true});
+    let id = relay.send_request("subscriptions/listen", params);
+    let ack =
+        relay.recv_matching("ack", |v| v["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"],
+        json!({"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": id}})
+    );
+    // Held open: the next request is answered, the subscription is not.
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    assert!(relay.drain(Duration::from_millis(100)).is_empty());
+    relay.close_stdin();
+    let closed = relay.response(&id);
+    assert_eq!(closed["result"]["resultType"], "complete");
+    assert_eq!(closed["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
+}
+
+#[test]
+fn cancelled_subscription_gets_no_answer() {
+    let mut relay = Relay::start();
+    let id = relay.send_request("subscriptions/listen", {
+        let mut p = modern_meta();
+        p["notifications"] = json!({});
+        p
+    });
+    relay.recv_matching("ack", |v| v["method"] == "notifications/subscriptions/acknowledged");
+    relay.notify("notifications/cancelled", json!({"requestId": id}));
+    relay.close_stdin();
+    assert!(relay.wait_exit(Duration::from_secs(5)).is_some());
+    assert!(relay.drain(Duration::from_millis(50)).is_empty());
+}
+
+#[test]
+fn parse_error_keeps_serving() {
+    let mut relay = Relay::start();
+    relay.send_raw(b"this is not json\n");
+    assert_eq!(
+        relay.recv(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
+    );
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn invalid_utf8_is_a_parse_error() {
+    let mut relay = Relay::start();
+    relay.send_raw(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}\n",
+    );
+    assert_eq!(relay.recv()["error"]["code"], -32700);
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn blank_lines_are_ignored() {
+    let mut relay = Relay::start();
+    relay.send_raw(b"\n   \n\r\n");
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    assert!(relay.drain(Duration::from_millis(50)).is_empty());
+}
+
+#[test]
+fn invalid_requests() {
+    let mut relay = Relay::start();
+    let cases = [
+        (r#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#, json!(5)),
+        (r#"{"jsonrpc":"2.0","id":"s","method":7}"#, json!("s")),
+        (r#"{"jsonrpc":"2.0","id":6}"#, json!(6)),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, Value::Null),
+        (r#""just a string""#, Value::Null),
+        ("[]", Value::Null),
+    ];
+    for (line, id) in cases {
+        relay.send_raw(format!("{line}\n").as_bytes());
+        let r = relay.recv();
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "Invalid Request"}}),
+            "for {line}"
+        );
+    }
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn ids_are_echoed_with_their_exact_type() {
+    let mut relay = Relay::start();
+    for id in [json!(0), json!("0"), json!(-7), json!(""), json!(9007199254740993u64), json!("a b")]
+    {
+        relay.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        let r = relay.recv();
+        assert_eq!(r["id"], id);
+        assert_eq!(r["result"], json!({}));
+    }
+}
+
+#[test]
+fn unknown_method_and_notifications() {
+    let mut relay = Relay::start();
+    let r = relay.request("completion/complete", json!({}));
+    assert_eq!(r["error"], json!({"code": -32601, "message": "Method not found"}));
+    relay.notify("notifications/initialized", json!({}));
+    relay.notify("some/unknown/notification", json!({}));
+    relay.notify("notifications/cancelled", json!({"requestId": 12345}));
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    assert!(relay.drain(Duration::from_millis(100)).is_empty(), "notifications are never answered");
+}
+
+#[test]
+fn batches_collect_responses_and_skip_notifications() {
+    let mut relay = Relay::start();
+    relay.send(&json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "gemini-ping", "arguments": {"prompt": "in a batch"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+        42
+    ]));
+    let r = relay.recv();
+    let items = r.as_array().expect("one array of responses");
+    assert_eq!(items.len(), 4);
+    let by_id = |id: Value| items.iter().find(|v| v["id"] == id).cloned().unwrap();
+    assert_eq!(by_id(json!(1))["result"], json!({}));
+    assert_eq!(by_id(json!(2))["result"]["content"][0]["text"], "in a batch");
+    assert_eq!(by_id(json!(3))["error"]["code"], -32601);
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32600);
+}
+
+#[test]
+fn batch_of_notifications_gets_no_answer() {
+    let mut relay = Relay::start();
+    relay.send(&json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]));
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    assert!(relay.drain(Duration::from_millis(50)).is_empty());
+}
+
+#[test]
+fn oversized_line_is_answered_and_skipped() {
+    let mut relay = Setup::new().env("GEMINI_MCP_MAX_MESSAGE_BYTES", "1000").spawn();
+    let pad = "x".repeat(5000);
+    relay.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": {"pad": pad}}}),
+    );
+    assert_eq!(
+        relay.recv(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Message too large"}})
+    );
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn a_large_line_under_the_cap_is_served() {
+    let mut relay = Relay::start();
+    let pad = "y".repeat(8 * 1024 * 1024);
+    let r =
+        relay.request("tools/call", json!({"name": "gemini-ping", "arguments": {"prompt": pad}}));
+    assert_eq!(r["result"]["content"][0]["text"].as_str().unwrap().len(), 8 * 1024 * 1024);
+}
+
+#[test]
+fn resources_are_empty_lists() {
+    let mut relay = Relay::start();
+    assert_eq!(relay.request("resources/list", json!({}))["result"], json!({"resources": []}));
+    assert_eq!(
+        relay.request("resources/templates/list", json!({}))["result"],
+        json!({"resourceTemplates": []})
+    );
+}
+
+#[test]
+fn logging_set_level() {
+    let mut relay = Relay::start();
+    assert_eq!(relay.request("logging/setLevel", json!({"level": "warning"}))["result"], json!({}));
+    assert_eq!(
+        relay.request("logging/setLevel", json!({"level": "loud"}))["error"]["code"],
+        -32602
+    );
+}
+
+#[test]
+fn params_meta_is_tolerated_everywhere() {
+    let mut relay = Relay::start();
+    let meta = json!({"_meta": {"progressToken": 5}});
+    for method in ["tools/list", "prompts/list", "ping", "resources/list"] {
+        assert!(relay.request(method, meta.clone()).get("result").is_some(), "{method}");
+    }
+}
+
+#[test]
+fn tools_list_names_in_order_and_test_tool_gating() {
+    let names = |relay: &mut Relay| -> Vec<String> {
+        relay.request("tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let base = [
+        "gemini-ask",
+        "gemini-plan",
+        "gemini-image",
+        "gemini-models",
+        "gemini-doctor",
+        "gemini-brainstorm",
+        "gemini-fetch-chunk",
+        "gemini-conversations",
+        "gemini-cancel",
+        "gemini-ping",
+        "gemini-help",
+    ];
+    let mut relay = Relay::start();
+    assert_eq!(names(&mut relay), base);
+    let r = relay.request(
+        "tools/call",
+        json!({"name": "gemini-timeout-test", "arguments": {"duration": 10}}),
+    );
+    assert_eq!(r["error"], json!({"code": -32602, "message": "Unknown tool: gemini-timeout-test"}));
+
+    let mut relay = Setup::new().env("GEMINI_MCP_TEST_TOOLS", "0").spawn();
+    let mut with_test = base.to_vec();
+    with_test.push("gemini-timeout-test");
+    assert_eq!(names(&mut relay), with_test);
+}
+
+#[test]
+fn tool_entries_have_exactly_name_description_and_schema() {
+    let mut relay = Relay::start();
+    let tools = relay.request("tools/list", json!({}))["result"]["tools"].clone();
+    for tool in tools.as_array().unwrap() {
+        let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "description", "inputSchema"]);
+        let schema = tool["inputSchema"].as_object().unwrap();
+        assert_eq!(schema.keys().collect::<Vec<_>>(), ["type", "properties", "required"]);
+        for (name, property) in schema["properties"].as_object().unwrap() {
+            assert!(property["description"].is_string(), "{}.{name}", tool["name"]);
+        }
+    }
+}
+
+#[test]
+fn unknown_tool_and_malformed_calls_are_json_rpc_errors() {
+    let mut relay = Relay::start();
+    let r = relay.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(r["error"], json!({"code": -32602, "message": "Unknown tool: nope"}));
+    let r = relay.request("tools/call", json!({"arguments": {}}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("name"));
+    let r = relay.request("tools/call", json!({"name": "gemini-ping", "arguments": [1]}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("arguments"));
+}
+
+#[test]
+fn validation_errors_are_tool_results() {
+    let mut relay = Relay::start();
+    let result = relay.call("gemini-ask", json!({}));
+    assert_eq!(
+        result,
+        json!({"content": [{"type": "text", "text": "Error executing gemini-ask: Invalid arguments for gemini-ask: prompt: Required"}], "isError": true})
+    );
+    let (text, is_error) = relay.call_text("gemini-conversations", json!({"limit": 101}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Error executing gemini-conversations: Invalid arguments for gemini-conversations: limit: Number must be less than or equal to 100"
+    );
+}
+
+#[test]
+fn ping_tool_echoes_or_pongs() {
+    let mut relay = Relay::start();
+    assert_eq!(
+        relay.call_text("gemini-ping", json!({"prompt": "hello & world"})),
+        ("hello & world".into(), false)
+    );
+    assert_eq!(relay.call_text("gemini-ping", json!({})), ("Pong!".into(), false));
+    assert_eq!(
+        relay.call_text("gemini-ping", json!({"message": "dropped"})),
+        ("Pong!".into(), false)
+    );
+}
+
+#[test]
+fn cancel_with_nothing_running() {
+    let mut relay = Relay::start();
+    assert_eq!(relay.call_text("gemini-cancel", json!({})), ("Nothing was running.".into(), false));
+}
+
+#[test]
+fn prompts_list_and_get() {
+    let mut relay = Relay::start();
+    let prompts = relay.request("prompts/list", json!({}))["result"]["prompts"].clone();
+    assert_eq!(prompts[0]["name"], "gemini-ask");
+    assert_eq!(prompts.as_array().unwrap().len(), 11);
+    let fetch =
+        prompts.as_array().unwrap().iter().find(|p| p["name"] == "gemini-fetch-chunk").unwrap();
+    assert_eq!(
+        fetch["arguments"],
+        json!([{"name": "prompt", "description": "gemini-fetch-chunk cacheKey=<key> chunkIndex=<number>", "required": true}])
+    );
+    let r = relay.request(
+        "prompts/get",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "Explain @src/index.ts", "model": "pro", "changeMode": true}}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Use the gemini-ask tool: Explain @src/index.ts (model: pro) [changeMode]"}}]})
+    );
+    let r = relay.request("prompts/get", json!({"name": "nope"}));
+    assert_eq!(r["error"], json!({"code": -32602, "message": "Unknown prompt: nope"}));
+}
+
+#[test]
+fn progress_start_and_final_come_before_the_response() {
+    let mut relay = Relay::start();
+    for token in [json!("tok"), json!(0), json!(""), json!(17)] {
+        relay.send(&json!({"jsonrpc": "2.0", "id": "p", "method": "tools/call",
+            "params": {"name": "gemini-ping", "arguments": {}, "_meta": {"progressToken": token}}}));
+        let first = relay.recv();
+        assert_eq!(
+            first["params"],
+            json!({"progressToken": token, "progress": 0, "message": "🔍 Starting gemini-ping"})
+        );
+        let second = relay.recv();
+        assert_eq!(
+            second["params"],
+            json!({"progressToken": token, "progress": 100, "total": 100, "message": "✅ gemini-ping completed successfully"})
+        );
+        assert_eq!(relay.recv()["id"], "p");
+    }
+}
+
+#[test]
+fn failed_call_ends_with_the_failure_progress() {
+    let mut relay = Relay::start();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "gemini-ask", "arguments": {}, "_meta": {"progressToken": "f"}}}));
+    relay.response(&json!(1));
+    let progress = relay.take_progress(&json!("f"));
+    assert_eq!(progress.last().unwrap()["message"], "❌ gemini-ask failed");
+}
+
+#[test]
+fn keepalives_tick_with_rising_progress_and_a_preview() {
+    let mut relay = Setup::new()
+        .env("GEMINI_MCP_TEST_TOOLS", "1")
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "50")
+        .spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "gemini-timeout-test", "arguments": {"duration": 600}, "_meta": {"progressToken": "k"}}}));
+    let response = relay.response(&json!(1));
+    assert!(
+        response["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Timeout test completed successfully!")
+    );
+    let progress = relay.take_progress(&json!("k"));
+    assert!(progress.len() >= 5, "start, several ticks, final: {progress:?}");
+    let values: Vec<f64> = progress.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "strictly increasing: {values:?}");
+    assert_eq!(
+        progress[1]["message"],
+        "🧠 gemini-timeout-test - Gemini is analyzing your request..."
+    );
+    assert_eq!(progress.last().unwrap()["total"], 100);
+    assert!(relay.drain(Duration::from_millis(150)).is_empty(), "nothing after the response");
+}
+
+#[test]
+fn ping_is_answered_while_64_calls_are_in_flight() {
+    let mut relay = Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
+    for i in 0..64 {
+        relay.send(&json!({"jsonrpc": "2.0", "id": format!("slow-{i}"), "method": "tools/call",
+            "params": {"name": "gemini-timeout-test", "arguments": {"duration": 3000}}}));
+    }
+    let start = Instant::now();
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    let ping = start.elapsed();
+    let start = Instant::now();
+    assert_eq!(relay.call_text("gemini-ping", json!({})).0, "Pong!");
+    let tool = start.elapsed();
+    assert!(ping < Duration::from_millis(100), "ping took {ping:?}");
+    assert!(tool < Duration::from_millis(100), "gemini-ping took {tool:?}");
+}
+
+#[test]
+fn cancelled_request_gets_no_response_and_no_more_progress() {
+    let mut relay = Setup::new()
+        .env("GEMINI_MCP_TEST_TOOLS", "1")
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "20")
+        .spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "gemini-timeout-test", "arguments": {"duration": 800}, "_meta": {"progressToken": "c"}}}));
+    relay.recv_matching("start", |v| v["params"]["message"] == "🔍 Starting gemini-timeout-test");
+    relay.notify("notifications/cancelled", json!({"requestId": 9, "reason": "user"}));
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    let _ = relay.take_progress(&json!("c"));
+    let later = relay.drain(Duration::from_millis(1200));
+    assert!(later.is_empty(), "nothing for the cancelled call: {later:?}");
+}
+
+#[test]
+fn stdin_eof_exits_zero_promptly() {
+    let mut relay = Relay::start();
+    relay.initialize();
+    let start = Instant::now();
+    relay.close_stdin();
+    let status = relay.wait_exit(Duration::from_secs(5)).expect("exits");
+    assert!(status.success());
+    assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
+}
+
+#[test]
+fn sigterm_and_sigint_exit_promptly_without_closing_stdin() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        let mut relay = Relay::start();
+        relay.initialize();
+        let start = Instant::now();
+        // SAFETY: plain kill(2) on our own child.
+        unsafe { libc::kill(relay.pid() as i32, signal) };
+        let status = relay.wait_exit(Duration::from_secs(5)).expect("exits");
+        assert!(status.success(), "signal {signal}: {status:?}");
+        assert!(start.elapsed() < Duration::from_secs(1));
+    }
+}
+
+#[test]
+fn logs_carry_shapes_never_argument_text() {
+    let mut relay = Relay::start();
+    relay.call_text("gemini-ping", json!({"prompt": "SECRET-🙂", "n": 3, "flag": true}));
+    relay.close_stdin();
+    relay.wait_exit(Duration::from_secs(5));
+    let stderr = relay.stderr();
+    assert!(
+        stderr.contains("[GMCPT] Tool gemini-ping(prompt=<9 chars> n=3 flag=true)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("SECRET"), "{stderr}");
+    assert!(
+        stderr.lines().filter(|l| !l.is_empty()).all(|l| l.starts_with("[GMCPT] ")),
+        "{stderr}"
+    );
+}
+
+fn relay_cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gemini-relay")).args(args).output().unwrap()
+}
+
+#[test]
+fn command_line_version_help_and_unknown_arguments() {
+    let out = relay_cli(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "gemini-relay 1.2.0\n");
+
+    let out = relay_cli(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for var in [
+        "GEMINI_MCP_BACKEND",
+        "AGY_CLI_PATH",
+        "GEMINI_MCP_TIMEOUT",
+        "AGY_PRINT_TIMEOUT",
+        "AGY_MCP_PTY",
+        "GEMINI_MCP_TEST_TOOLS",
+        "GEMINI_MCP_PROGRESS_INTERVAL_MS",
+        "GEMINI_MCP_MAX_MESSAGE_BYTES",
+        "GEMINI_MCP_MAX_OUTPUT_BYTES",
+        "RUST_LOG",
+    ] {
+        assert!(help.contains(var), "--help lacks {var}");
+    }
+
+    let out = relay_cli(&["--frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--frobnicate"));
+}

@@ -1,0 +1,403 @@
+//! The test harness: a relay process with a transcript, temporary project directories, and the
+//! fake CLIs' invocation logs.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, unbounded};
+use serde_json::{Value, json};
+
+/// The deadline for one expected message.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// A directory under the system temp dir, removed on drop.
+pub struct TempDir {
+    pub path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir()
+            .join("gemini-relay-tests")
+            .join(format!("{name}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(&path).unwrap();
+        TempDir { path }
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.path.join(rel)
+    }
+
+    /// Writes a file, creating its parent directories.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The repository's `fixtures/` directory.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// How to start a relay.
+pub struct Setup {
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl Setup {
+    pub fn new() -> Setup {
+        Setup { env: Vec::new(), cwd: None }
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<str>) -> Setup {
+        self.env.push((key.to_string(), value.as_ref().to_string()));
+        self
+    }
+
+    pub fn cwd(mut self, dir: &Path) -> Setup {
+        self.cwd = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn spawn(self) -> Relay {
+        Relay::spawn(self)
+    }
+}
+
+/// One line the relay wrote, or the end of its stdout.
+enum Line {
+    Json(Value),
+    NotJson(String),
+}
+
+/// A running relay and everything it said.
+pub struct Relay {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    /// Messages received but not yet consumed by an expectation.
+    backlog: VecDeque<Value>,
+    transcript: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+    pub home: TempDir,
+}
+
+impl Relay {
+    fn spawn(setup: Setup) -> Relay {
+        let home = TempDir::new("home");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gemini-relay"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home.path)
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in &setup.env {
+            cmd.env(key, value);
+        }
+        if let Some(cwd) = &setup.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().expect("spawn gemini-relay");
+        let transcript = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+
+        let (tx, rx) = unbounded();
+        let stdout = child.stdout.take().unwrap();
+        let log = transcript.clone();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                log.lock().unwrap().push(format!("<- {}", truncate(&line)));
+                let parsed = match serde_json::from_str::<Value>(&line) {
+                    Ok(v) if v.is_object() || v.is_array() => Line::Json(v),
+                    _ => Line::NotJson(line),
+                };
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err_pipe = child.stderr.take().unwrap();
+        let err_acc = stderr.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                err_acc.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        Relay {
+            child,
+            stdin,
+            lines: rx,
+            backlog: VecDeque::new(),
+            transcript,
+            stderr,
+            next_id: 1,
+            home,
+        }
+    }
+
+    /// Starts a relay with default settings.
+    pub fn start() -> Relay {
+        Setup::new().spawn()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends raw bytes (a newline is not added).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
+        self.transcript.lock().unwrap().push(format!("-> {}", shown.trim_end()));
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.transcript.lock().unwrap().push("-> <EOF>".into());
+        self.stdin = None;
+    }
+
+    /// The next message, waiting at most `timeout`.
+    pub fn recv_within(&mut self, timeout: Duration) -> Option<Value> {
+        if let Some(v) = self.backlog.pop_front() {
+            return Some(v);
+        }
+        match self.lines.recv_timeout(timeout) {
+            Ok(Line::Json(v)) => Some(v),
+            Ok(Line::NotJson(line)) => {
+                self.fail(&format!("stdout carried a non-protocol line: {line}"))
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    pub fn recv(&mut self) -> Value {
+        match self.recv_within(TIMEOUT) {
+            Some(v) => v,
+            None => self.fail("no message within the deadline"),
+        }
+    }
+
+    /// Waits for the message matching `pred`, keeping the others in the backlog.
+    pub fn recv_matching(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(i).unwrap();
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(Line::Json(v)) if pred(&v) => return v,
+                Ok(Line::Json(v)) => self.backlog.push_back(v),
+                Ok(Line::NotJson(line)) => {
+                    self.fail(&format!("stdout carried a non-protocol line: {line}"))
+                }
+                Err(_) => self.fail(&format!("no {what} within the deadline")),
+            }
+        }
+    }
+
+    /// The response to request `id`.
+    pub fn response(&mut self, id: &Value) -> Value {
+        let id = id.clone();
+        self.recv_matching(&format!("response to {id}"), move |v| {
+            v.get("id") == Some(&id) && (v.get("result").is_some() || v.get("error").is_some())
+        })
+    }
+
+    /// Sends a request with the next integer id and waits for its response.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response(&id)
+    }
+
+    /// Sends a request and returns its id without waiting.
+    pub fn send_request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        self.notify("notifications/initialized", json!({}));
+        r
+    }
+
+    /// Calls a tool and returns the `result` (panics with the transcript on a JSON-RPC error).
+    pub fn call(&mut self, name: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
+        match r.get("result") {
+            Some(result) => result.clone(),
+            None => self.fail(&format!("tools/call {name} failed: {r}")),
+        }
+    }
+
+    /// Calls a tool and returns its text and isError.
+    pub fn call_text(&mut self, name: &str, args: Value) -> (String, bool) {
+        let result = self.call(name, args);
+        let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        (text, result["isError"].as_bool().unwrap_or(false))
+    }
+
+    /// Progress notifications for `token` seen so far (consumed from the backlog), in order.
+    pub fn take_progress(&mut self, token: &Value) -> Vec<Value> {
+        while let Ok(Line::Json(v)) = self.lines.try_recv() {
+            self.backlog.push_back(v);
+        }
+        let mut taken = Vec::new();
+        self.backlog.retain(|v| {
+            let mine =
+                v["method"] == "notifications/progress" && v["params"]["progressToken"] == *token;
+            if mine {
+                taken.push(v["params"].clone());
+            }
+            !mine
+        });
+        taken
+    }
+
+    /// Everything the relay sent that no expectation consumed yet.
+    pub fn drain(&mut self, wait: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + wait;
+        let mut all: Vec<Value> = self.backlog.drain(..).collect();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(Line::Json(v)) => all.push(v),
+                Ok(Line::NotJson(line)) => self.fail(&format!("non-protocol line: {line}")),
+                Err(_) => return all,
+            }
+        }
+    }
+
+    /// Waits for the process to exit, up to `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Panics with the whole transcript and the relay's stderr.
+    pub fn fail(&self, what: &str) -> ! {
+        let transcript = self.transcript.lock().unwrap().join("\n");
+        panic!(
+            "{what}\n~~~ transcript ~~~\n{transcript}\n~~~ relay stderr ~~~\n{}\n~~~",
+            self.stderr()
+        );
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if self.wait_exit(Duration::from_secs(5)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn truncate(line: &str) -> String {
+    if line.len() <= 600 {
+        return line.to_string();
+    }
+    let mut end = 600;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &line[..end], line.len())
+}
+
+/// Processes whose environment carries `marker` (every child of a test run gets one).
+pub fn marked_processes(marker: &str) -> Vec<u32> {
+    let needle = marker.as_bytes();
+    let mut pids = Vec::new();
+    let Ok(entries) = fs::read_dir("/proc") else { return pids };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(environ) = fs::read(entry.path().join("environ")) else { continue };
+        if environ.split(|b| *b == 0).any(|var| var == needle) {
+            // Zombies keep no environment readable, so a hit is a live (or not yet reaped) process.
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits until no process carries `marker`, up to `timeout`; returns the survivors.
+pub fn wait_no_marked(marker: &str, timeout: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = marked_processes(marker);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A unique marker value for `marked_processes`.
+pub fn marker() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("GEMINI_RELAY_TEST_MARK={}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
