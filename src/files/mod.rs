@@ -685,6 +685,25 @@ mod tests {
     }
 
     #[test]
+    fn filesystem_root_as_project_root_refuses_everything_below_it() {
+        // The original tests `resolved.startsWith(root + "/")`, which nothing passes for root `/`.
+        let expected = "Refusing @file reference outside the project directory: \"@etc/passwd\". Only files within / may be referenced.";
+        assert_eq!(
+            assert_safe_file_references("@etc/passwd", Path::new("/")),
+            Err(expected.into())
+        );
+        assert_eq!(inline_file_references("@.", Path::new("/")), Ok("@.".to_string()));
+    }
+
+    #[test]
+    fn non_utf8_names_get_lossy_labels() {
+        let project = TestDir::new();
+        let name = OsString::from_vec(b"bad\xff.txt".to_vec());
+        fs::write(project.0.join(name), "raw bytes").unwrap();
+        check_inlined(&project, "@*.txt", &[&block("bad\u{fffd}.txt", "raw bytes")], &[]);
+    }
+
+    #[test]
     fn lexical_resolution() {
         let check = |base: &str, reference: &str, expected: &str| {
             let resolved = resolve_lexically(Path::new(base), reference.as_bytes());
