@@ -9,6 +9,7 @@ mod call;
 mod catalog;
 mod config;
 mod exec;
+mod files;
 mod jsonrpc;
 mod logging;
 mod mcp;
