@@ -72,8 +72,17 @@ struct Scan<'a> {
 
 impl<'a> Scan<'a> {
     fn new(text: &'a str) -> Scan<'a> {
-        let terminators =
-            text.char_indices().filter(|&(_, c)| is_line_terminator(c)).map(|(i, _)| i).collect();
+        // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+        let bytes = text.as_bytes();
+        let terminators = (0..bytes.len())
+            .filter(|&i| match bytes[i] {
+                b'\n' | b'\r' => true,
+                0xe2 => {
+                    bytes.get(i + 1..i + 3).is_some_and(|rest| matches!(rest, [0x80, 0xa8 | 0xa9]))
+                }
+                _ => false,
+            })
+            .collect();
         Scan { text, terminators }
     }
 
@@ -99,23 +108,35 @@ impl<'a> Scan<'a> {
 
     /// End of the maximal run of JS whitespace that starts at `pos`.
     fn space_run_end(&self, pos: usize) -> usize {
-        let rest = self.text.get(pos..).unwrap_or("");
-        let run: usize = rest.chars().take_while(|&c| is_js_space(c)).map(|c| c.len_utf8()).sum();
-        pos + run
+        let mut i = pos;
+        while let Some(len) = self.space_len_at(i) {
+            i += len;
+        }
+        i
     }
 
     /// Position of the first `\n` in the whitespace run that starts at `pos`.
     fn first_newline_in_run(&self, pos: usize) -> Option<usize> {
-        let rest = self.text.get(pos..).unwrap_or("");
-        for (offset, c) in rest.char_indices() {
-            if c == '\n' {
-                return Some(pos + offset);
+        let mut i = pos;
+        while let Some(len) = self.space_len_at(i) {
+            if self.bytes()[i] == b'\n' {
+                return Some(i);
             }
-            if !is_js_space(c) {
-                return None;
-            }
+            i += len;
         }
         None
+    }
+
+    /// The byte length of the character at `pos` if it is JS whitespace.
+    fn space_len_at(&self, pos: usize) -> Option<usize> {
+        match *self.bytes().get(pos)? {
+            b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' => Some(1),
+            b if b.is_ascii() => None,
+            _ => {
+                let c = self.text.get(pos..)?.chars().next()?;
+                is_js_space(c).then(|| c.len_utf8())
+            }
+        }
     }
 
     /// The last `\n` at or after `from` and before `before`.
@@ -461,4 +482,367 @@ fn parse_legacy(scan: &Scan<'_>) -> Vec<Edit> {
         edits.push(edit);
     }
     edits
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// An expected edit: filename, old start/end, old code, new start/end, new code.
+    type Expect<'a> = (&'a str, u64, u64, &'a str, u64, u64, &'a str);
+
+    /// Parses `text` and compares every field of every edit. The expectations of the tricky
+    /// cases were taken from the original JS regexes run by node.
+    fn check(text: &str, expect: &[Expect<'_>]) {
+        let got: Vec<Expect<'_>> = parse_change_mode_output(text)
+            .iter()
+            .map(|e| {
+                (
+                    leak(&e.filename),
+                    e.old_start_line,
+                    e.old_end_line,
+                    leak(&e.old_code),
+                    e.new_start_line,
+                    e.new_end_line,
+                    leak(&e.new_code),
+                )
+            })
+            .collect();
+        assert_eq!(got, expect, "input: {text:?}");
+    }
+
+    fn leak(text: &str) -> &'static str {
+        Box::leak(text.to_owned().into_boxed_str())
+    }
+
+    fn block(file_and_line: &str, old: &str, new: &str) -> String {
+        format!("**FILE: {file_and_line}**\n```\nOLD:\n{old}\nNEW:\n{new}\n```\n")
+    }
+
+    #[test]
+    fn single_edit() {
+        check(
+            &block("src/a.ts:1", "const x = 1;", "const x = 2;"),
+            &[("src/a.ts", 1, 1, "const x = 1;", 1, 1, "const x = 2;")],
+        );
+    }
+
+    #[test]
+    fn line_arithmetic() {
+        check(
+            &block("a.ts:10", "one\ntwo\nthree", "single"),
+            &[("a.ts", 10, 12, "one\ntwo\nthree", 10, 10, "single")],
+        );
+        check(&block("a.ts:0", "x", "y\nz"), &[("a.ts", 0, 0, "x", 0, 1, "y\nz")]);
+    }
+
+    #[test]
+    fn multiple_edits_in_order() {
+        let text = format!(
+            "Here you go.\n\n{}\nSome prose.\n{}{}",
+            block("a.ts:1", "a", "b"),
+            block("b.ts:5", "c", "d"),
+            block("a.ts:9", "e", "f")
+        );
+        check(
+            &text,
+            &[
+                ("a.ts", 1, 1, "a", 1, 1, "b"),
+                ("b.ts", 5, 5, "c", 5, 5, "d"),
+                ("a.ts", 9, 9, "e", 9, 9, "f"),
+            ],
+        );
+    }
+
+    #[test]
+    fn language_tagged_fence_does_not_parse() {
+        check("**FILE: a.ts:1**\n```ts\nOLD:\nx\nNEW:\ny\n```", &[]);
+        check("**FILE: a.ts:1**\n````\nOLD:\nx\nNEW:\ny\n```", &[]);
+    }
+
+    #[test]
+    fn empty_old_section() {
+        check(
+            "**FILE: a.ts:4**\n```\nOLD:\n\nNEW:\nadded\n```",
+            &[("a.ts", 4, 4, "", 4, 4, "added")],
+        );
+    }
+
+    #[test]
+    fn empty_new_section() {
+        check(
+            "**FILE: a.ts:3**\n```\nOLD:\nremove me\nNEW:\n\n```",
+            &[("a.ts", 3, 3, "remove me", 3, 3, "")],
+        );
+    }
+
+    #[test]
+    fn empty_old_swallows_the_next_block_like_the_original() {
+        // The greedy `OLD:\s*\n` keeps both newlines when a later `\nNEW:` exists.
+        let text = "**FILE: a.ts:1**\n```\nOLD:\n\nNEW:\nadded\n```\n\n\
+                    **FILE: b.ts:2**\n```\nOLD:\nx\nNEW:\ny\n```";
+        check(
+            text,
+            &[("a.ts", 1, 8, "NEW:\nadded\n```\n\n**FILE: b.ts:2**\n```\nOLD:\nx", 1, 1, "y")],
+        );
+    }
+
+    #[test]
+    fn blank_lines_are_swallowed_and_indentation_kept() {
+        let text = "**FILE: a.ts:7**\n\n\n```\n\nOLD:\n\n\n    indented\n  more\n\n\n\
+                    NEW:\n\n\n\tnew\n\n```";
+        check(text, &[("a.ts", 7, 8, "    indented\n  more", 7, 7, "\tnew")]);
+    }
+
+    #[test]
+    fn spaces_after_markers_are_allowed() {
+        check(
+            "**FILE: a.ts:3**  \n```   \nOLD:  \nx\nNEW:\t\ny\n```",
+            &[("a.ts", 3, 3, "x", 3, 3, "y")],
+        );
+    }
+
+    #[test]
+    fn unicode_spaces_count_as_js_whitespace() {
+        check(
+            "**FILE:\u{a0}a.ts\u{a0}:3**\u{a0}\n```\u{3000}\nOLD:\u{2028}\nx\u{a0}\nNEW:\n y \u{a0}\n```",
+            &[("a.ts", 3, 3, "x", 3, 3, " y")],
+        );
+    }
+
+    #[test]
+    fn crlf_reply_parses_with_inner_carriage_returns() {
+        check(
+            "**FILE: a.ts:1**\r\n```\r\nOLD:\r\nx\r\ny\r\nNEW:\r\nz\r\n```",
+            &[("a.ts", 1, 2, "x\r\ny", 1, 1, "z")],
+        );
+    }
+
+    #[test]
+    fn filename_is_lazy_up_to_the_first_completing_colon() {
+        let text = format!("{}{}", block("C:/x.ts:5", "x", "y"), block("a:1:2", "x", "y"));
+        check(&text, &[("C:/x.ts", 5, 5, "x", 5, 5, "y"), ("a:1", 2, 2, "x", 2, 2, "y")]);
+    }
+
+    #[test]
+    fn filename_is_trimmed_and_may_end_up_empty() {
+        check(&block("  spaced.ts  :2", "x", "y"), &[("spaced.ts", 2, 2, "x", 2, 2, "y")]);
+        check("**FILE: :1**\n```\nOLD:\nx\nNEW:\ny\n```", &[("", 1, 1, "x", 1, 1, "y")]);
+    }
+
+    #[test]
+    fn filename_never_spans_lines() {
+        check("**FILE: a\nb.ts:1**\n```\nOLD:\nx\nNEW:\ny\n```", &[]);
+    }
+
+    #[test]
+    fn codes_are_trimmed_at_the_end_only() {
+        check(&block("a.ts:1", "  x  \n\n", "\ty \t"), &[("a.ts", 1, 1, "  x", 1, 1, "\ty")]);
+    }
+
+    #[test]
+    fn missing_parts_do_not_parse() {
+        check("**FILE: a.ts:1**\n```\nOLD:\nx\nNEW:\ny", &[]);
+        check("**FILE: a.ts**\n```\nOLD:\nx\nNEW:\ny\n```", &[]);
+        check("**FILE: a.ts:1**\n```\nx\nNEW:\ny\n```", &[]);
+        check("**FILE: a.ts:1** ```\nOLD:\nx\nNEW:\ny\n```", &[]);
+        check("", &[]);
+        check("No edits here, just prose.", &[]);
+    }
+
+    #[test]
+    fn huge_line_numbers_saturate() {
+        check(
+            &block("a.ts:99999999999999999999999", "x", "y"),
+            &[("a.ts", u64::MAX, u64::MAX, "x", u64::MAX, u64::MAX, "y")],
+        );
+    }
+
+    fn legacy(old_name: &str, new_marker: &str, new_name: &str) -> String {
+        format!(
+            "/old/ * {old_name} 'start:' 3\nbefore\n// 'end:' 4\n\n{new_marker} * {new_name} 'start:' 3\n\
+             after\nmore\n// 'end:' 5"
+        )
+    }
+
+    #[test]
+    fn legacy_format() {
+        check(
+            &legacy("src/a.ts", "/new/", "src/a.ts"),
+            &[("src/a.ts", 3, 4, "before", 3, 5, "after\nmore")],
+        );
+    }
+
+    #[test]
+    fn legacy_format_with_backslash_marker() {
+        check(&legacy("a.ts", "\\new\\", "a.ts"), &[("a.ts", 3, 4, "before", 3, 5, "after\nmore")]);
+    }
+
+    #[test]
+    fn legacy_line_numbers_are_literal() {
+        let text =
+            "/old/ * a.ts 'start:' 9\nx\n// 'end:' 2\n/new/ * a.ts 'start:' 7\ny\n// 'end:' 1";
+        check(text, &[("a.ts", 9, 2, "x", 7, 1, "y")]);
+    }
+
+    #[test]
+    fn legacy_filename_mismatch_is_skipped() {
+        let text =
+            format!("{}\n{}", legacy("a.ts", "/new/", "b.ts"), legacy("c.ts", "/new/", "c.ts"));
+        check(&text, &[("c.ts", 3, 4, "before", 3, 5, "after\nmore")]);
+        // Filenames are compared before trimming.
+        check(&legacy("a.ts ", "/new/", "a.ts"), &[]);
+    }
+
+    #[test]
+    fn legacy_is_only_a_fallback() {
+        let text = format!("{}\n{}", legacy("a.ts", "/new/", "a.ts"), block("b.ts:1", "x", "y"));
+        check(&text, &[("b.ts", 1, 1, "x", 1, 1, "y")]);
+    }
+
+    /// A small xorshift generator for the property tests.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "**FILE:",
+        "**FILE: ",
+        " ",
+        "\n",
+        "\n",
+        "\r\n",
+        "\r",
+        "```",
+        "\n```",
+        "\n```\n",
+        "OLD:",
+        "OLD:\n",
+        "\nNEW:",
+        "NEW:\n",
+        ":",
+        "1",
+        "23",
+        "**",
+        "a.ts",
+        "\t",
+        "\u{a0}",
+        "\u{2028}",
+        "`",
+        "*",
+        "/old/ * ",
+        "/new/ * ",
+        "\\new\\ * ",
+        " 'start:' ",
+        "\n// 'end:' ",
+        "é",
+        "😀",
+        "\u{3000}",
+        "\u{feff}",
+        ":7**\n",
+        "\n\n",
+    ];
+
+    /// Random concatenations of format fragments: the parser must never panic and must agree
+    /// with itself on a suffix that starts at a match boundary.
+    #[test]
+    fn random_inputs_never_panic() {
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let started = Instant::now();
+        let mut with_edits = 0;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..rng.below(40) {
+                text.push_str(PIECES[rng.below(PIECES.len())]);
+            }
+            if rng.below(3) == 0 {
+                text.push_str(&block("x.ts:1", "a", "b"));
+            }
+            let edits = parse_change_mode_output(&text);
+            with_edits += usize::from(!edits.is_empty());
+            for edit in &edits {
+                assert!(edit.old_end_line >= edit.old_start_line || edit.old_code.is_empty());
+            }
+        }
+        assert!(with_edits > 500, "the generator should produce parsable inputs: {with_edits}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    fn repeat_to_1mb(unit: &str) -> String {
+        unit.repeat((1 << 20) / unit.len() + 1)
+    }
+
+    /// Parses a 1 MB adversarial input and requires it to finish well under a second.
+    fn check_fast(text: &str, expect_edits: usize) {
+        let started = Instant::now();
+        let edits = parse_change_mode_output(text);
+        let elapsed = started.elapsed();
+        assert_eq!(edits.len(), expect_edits);
+        assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    }
+
+    #[test]
+    fn fast_on_stars() {
+        check_fast(&repeat_to_1mb("*"), 0);
+    }
+
+    #[test]
+    fn fast_on_backticks() {
+        check_fast(&repeat_to_1mb("`"), 0);
+        check_fast(&repeat_to_1mb("\n```"), 0);
+    }
+
+    #[test]
+    fn fast_on_repeated_file_markers() {
+        check_fast(&repeat_to_1mb("**FILE:"), 0);
+        check_fast(&repeat_to_1mb("**FILE: a:1**"), 0);
+        check_fast(&repeat_to_1mb("**FILE: a:1**\n```\nOLD:\n"), 0);
+    }
+
+    #[test]
+    fn fast_on_colons_digits_and_spaces() {
+        check_fast(&repeat_to_1mb(":1"), 0);
+        check_fast(&format!("**FILE:{}", repeat_to_1mb(" ")), 0);
+        check_fast(&format!("**FILE: a{}", repeat_to_1mb(":1**")), 0);
+        check_fast(&repeat_to_1mb("\n"), 0);
+    }
+
+    #[test]
+    fn fast_on_unclosed_blocks() {
+        // Each match's NEW section runs on to the next unit's opening fence, so units pair up
+        // (32 bytes a unit, 32,769 units); node's regex finds the same 16,384 matches.
+        check_fast(&repeat_to_1mb("**FILE: a:1**\n```\nOLD:\nx\nNEW:\ny\n"), 16_384);
+        check_fast(&repeat_to_1mb("\nNEW:\n"), 0);
+        let mut text = repeat_to_1mb("**FILE: a:1**\n```\nOLD:\n\n");
+        text.push_str("\nNEW:\n\n```");
+        check_fast(&text, 1);
+    }
+
+    #[test]
+    fn fast_on_many_real_blocks() {
+        let unit = block("a.ts:1", "x", "y");
+        check_fast(&repeat_to_1mb(&unit), (1 << 20) / unit.len() + 1);
+    }
+
+    #[test]
+    fn fast_on_legacy_fragments() {
+        check_fast(&repeat_to_1mb("/old/ * a 'start:' 1\n"), 0);
+        check_fast(&repeat_to_1mb("/old/ * a 'start:' 1\nx\n// 'end:' 1\n"), 0);
+        check_fast(&repeat_to_1mb(" 'start:' "), 0);
+        let unit = "/old/ * a 'start:' 1\nx\n// 'end:' 2\n/new/ * a 'start:' 1\ny\n// 'end:' 2\n";
+        check_fast(&repeat_to_1mb(unit), (1 << 20) / unit.len() + 1);
+    }
 }
