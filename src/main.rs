@@ -7,6 +7,7 @@
 mod backend;
 mod call;
 mod catalog;
+mod changemode;
 mod config;
 mod exec;
 mod files;
