@@ -7,7 +7,6 @@ pub mod args;
 pub mod caps;
 pub mod output;
 pub mod transcript;
-pub mod usage;
 
 use serde_json::Value;
 
