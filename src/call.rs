@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::backend::Backends;
+use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{self, OnStdout};
 use crate::progress::Progress;
@@ -13,7 +15,19 @@ use crate::queue::AgyQueue;
 pub struct Services {
     pub config: Config,
     pub runs: exec::Runs,
-    pub agy_queue: AgyQueue,
+    pub backends: Backends,
+    pub chunks: ChunkCache,
+}
+
+impl Services {
+    pub fn new(config: Config) -> Services {
+        Services {
+            config,
+            runs: exec::Runs::default(),
+            backends: Backends::default(),
+            chunks: ChunkCache::new(),
+        }
+    }
 }
 
 /// One `tools/call` in flight.

@@ -146,10 +146,6 @@ impl Runs {
         }
     }
 
-    pub fn running(&self) -> usize {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
     fn register(&self, pgid: i32, cancellable: bool) -> (u64, Arc<AtomicBool>) {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let cancelled = Arc::new(AtomicBool::new(false));

@@ -1,8 +1,6 @@
 //! Entry point: parses the command line (`--version`, `--help`, `doctor`), sets up logging and
 //! signal handling, and runs the MCP server on stdio.
 
-// FIXME: remove once every backend piece is wired into the tools.
-#![allow(dead_code)]
 
 mod backend;
 mod call;

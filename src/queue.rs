@@ -47,6 +47,7 @@ impl AgyQueue {
     }
 
     /// How many runs are queued or running.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner()).len()
     }

@@ -19,7 +19,7 @@ use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
 use crate::progress::{self, Progress, Ticker};
 use crate::stdio::{self, Inbound, Out};
-use crate::{exec, logging, prompts, queue, redact, tools};
+use crate::{logging, prompts, redact, tools};
 
 /// How long stdin EOF waits for calls that are finishing on their own.
 const EOF_GRACE: Duration = Duration::from_millis(500);
@@ -73,11 +73,7 @@ pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
     let ticker = Ticker::start(config.progress_interval)?;
     let (done_tx, done_rx) = unbounded();
     let specs = Arc::new(catalog::tool_specs(config.test_tools));
-    let services = Arc::new(Services {
-        config,
-        runs: exec::Runs::default(),
-        agy_queue: queue::AgyQueue::default(),
-    });
+    let services = Arc::new(Services::new(config));
     let mut server = Server {
         services,
         specs,
@@ -196,7 +192,7 @@ impl Server {
         }
         let Some(id) = params.get("requestId").and_then(RequestId::from_json) else { return };
         if let Some(in_flight) = self.in_flight.remove(&id) {
-            in_flight.call.abort(&self.services.agy_queue);
+            in_flight.call.abort(&self.services.backends.queue);
             if let Some(key) = in_flight.batch {
                 if let Some(batch) = self.batches.get_mut(&key) {
                     batch.pending -= 1;
@@ -314,10 +310,11 @@ impl Server {
     /// End of input: children are killed (their calls get no answer), calls finishing on their own
     /// are still answered for a short grace.
     fn drain_on_eof(&mut self, done_rx: &Receiver<Done>) {
+        // Each run notices its call's abort flag within a poll slice, kills its group and reports
+        // the call as interrupted, so only calls that finish on their own are answered.
         for in_flight in self.in_flight.values() {
-            in_flight.call.stop(&self.services.agy_queue);
+            in_flight.call.stop(&self.services.backends.queue);
         }
-        self.services.runs.kill_all();
         let deadline = Instant::now() + EOF_GRACE;
         while !self.in_flight.is_empty() {
             match done_rx.recv_deadline(deadline) {
@@ -329,7 +326,7 @@ impl Server {
 
     fn shutdown(&mut self) {
         for in_flight in self.in_flight.values() {
-            in_flight.call.abort(&self.services.agy_queue);
+            in_flight.call.abort(&self.services.backends.queue);
         }
         self.services.runs.kill_all();
         for id in std::mem::take(&mut self.subscriptions) {

@@ -401,3 +401,86 @@ pub fn marker() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!("GEMINI_RELAY_TEST_MARK={}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// The fake CLIs wired into a relay: a bin dir with `gemini` and `agy` on PATH, the invocation log
+/// and a marker that every spawned child inherits.
+pub struct Fakes {
+    pub bin: TempDir,
+    pub log: PathBuf,
+    pub marker: String,
+}
+
+/// One invocation of a fake, as its log recorded it.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub record: Value,
+}
+
+impl Fakes {
+    pub fn new() -> Fakes {
+        let bin = TempDir::new("bin");
+        for (name, fixture) in [("gemini", "fake-gemini"), ("agy", "fake-agy")] {
+            std::os::unix::fs::symlink(fixtures().join(fixture), bin.join(name)).unwrap();
+        }
+        let log = bin.join("fake.log");
+        Fakes { bin, log, marker: marker() }
+    }
+
+    /// A relay setup using these fakes (agy through `AGY_CLI_PATH`, gemini through PATH).
+    pub fn setup(&self) -> Setup {
+        let (key, value) = self.marker.split_once('=').unwrap();
+        Setup::new()
+            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.path.display()))
+            .env("AGY_CLI_PATH", self.bin.join("agy").display().to_string())
+            .env("FAKE_LOG", self.log.display().to_string())
+            .env(key, value)
+    }
+
+    /// Every start record so far, in order.
+    pub fn runs(&self) -> Vec<Invocation> {
+        self.records().into_iter().filter(|r| r["event"] == "start").map(|record| Invocation { record }).collect()
+    }
+
+    /// Prompt runs only (not `--help`, `--version`, `models`, `/usage`).
+    pub fn prompt_runs(&self) -> Vec<Invocation> {
+        self.runs().into_iter().filter(|r| r.record["kind"] == "run").collect()
+    }
+
+    pub fn records(&self) -> Vec<Value> {
+        let Ok(text) = fs::read_to_string(&self.log) else { return Vec::new() };
+        text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    }
+
+    /// Processes of this test's fakes still alive (the relay itself excluded).
+    pub fn leftovers(&self, relay_pid: u32, within: Duration) -> Vec<u32> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left: Vec<u32> =
+                marked_processes(&self.marker).into_iter().filter(|pid| *pid != relay_pid).collect();
+            if left.is_empty() || Instant::now() >= deadline {
+                return left;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Invocation {
+    pub fn argv(&self) -> Vec<String> {
+        self.record["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+    }
+
+    /// The exact bytes the fake read from stdin (`None` when it read nothing).
+    pub fn stdin(&self) -> Option<Vec<u8>> {
+        let path = self.record["stdin"].as_str()?;
+        fs::read(path).ok()
+    }
+
+    pub fn pid(&self) -> i64 {
+        self.record["pid"].as_i64().unwrap()
+    }
+
+    pub fn pgid(&self) -> i64 {
+        self.record["pgid"].as_i64().unwrap()
+    }
+}

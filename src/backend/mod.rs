@@ -1,3 +1,332 @@
-//! Backends: argv construction and output parsing for the CLIs the relay wraps (never spawning).
+//! Backend selection and the model-run entry point (§3.1-§3.6): which CLI answers, the one-shot
+//! migration notice and its delivery, capability notices, and `run_with_backend`.
 
 pub mod agy;
+pub mod gemini;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::backend::agy::AgyOptions;
+use crate::backend::agy::caps::AgyCaps;
+use crate::call::Ctx;
+use crate::queue::AgyQueue;
+
+/// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
+pub const RETIREMENT_SECS: u64 = 1_781_740_800;
+/// The model `gemini-plan` and `gemini-image` pin.
+pub const PINNED_MODEL: &str = "gemini-3.8-flash-high";
+
+const RETIRED_NOTICE: &str = "Gemini CLI was retired on 2026-06-18; defaulting to the Antigravity CLI (agy) backend. Set GEMINI_MCP_BACKEND=gemini to override.";
+
+/// The two backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Agy,
+    Gemini,
+}
+
+/// What a backend can honour (§3.1 table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    pub model_selection: bool,
+    pub reasoning_effort: bool,
+    pub structured_output: bool,
+    pub modes: bool,
+    pub sandbox_isolates: bool,
+}
+
+/// Process-wide backend state: the migration notice, the resolved agy binary, agy's capability
+/// probe (run once, by the first agy run) and the agy queue.
+#[derive(Default)]
+pub struct Backends {
+    notice: Mutex<NoticeState>,
+    agy_program: OnceLock<PathBuf>,
+    pub(crate) agy_caps: OnceLock<AgyCaps>,
+    pub queue: AgyQueue,
+}
+
+#[derive(Default)]
+struct NoticeState {
+    pending: Option<String>,
+    delivered: bool,
+}
+
+/// One model run: the prompt and the options the tool passes.
+pub struct Request {
+    pub prompt: String,
+    pub options: AgyOptions,
+    pub change_mode: bool,
+}
+
+/// What `run_with_backend` returns.
+pub struct Reply {
+    pub text: String,
+    pub notices: Vec<String>,
+    pub backend: Backend,
+    pub conversation_id: Option<String>,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Agy => "agy",
+            Backend::Gemini => "gemini",
+        }
+    }
+
+    pub fn capabilities(self) -> Capabilities {
+        match self {
+            Backend::Agy => Capabilities {
+                model_selection: true,
+                reasoning_effort: true,
+                structured_output: true,
+                modes: true,
+                sandbox_isolates: false,
+            },
+            Backend::Gemini => Capabilities {
+                model_selection: true,
+                reasoning_effort: false,
+                structured_output: false,
+                modes: false,
+                sandbox_isolates: true,
+            },
+        }
+    }
+}
+
+impl Backends {
+    /// §3.1 and §3.2: the backend for this call and the pending migration notice, if any.
+    /// `explicit` is `GEMINI_MCP_BACKEND`; `now` is injectable for tests.
+    pub fn select(&self, explicit: Option<&str>, now: SystemTime) -> (Backend, Vec<String>) {
+        let explicit = explicit.unwrap_or("").trim().to_lowercase();
+        let backend = match explicit.as_str() {
+            "" if is_retired(now) => Backend::Agy,
+            "" => Backend::Gemini,
+            "agy" | "antigravity" => Backend::Agy,
+            "gemini" => Backend::Gemini,
+            other => {
+                log::warn!("Unknown GEMINI_MCP_BACKEND=\"{other}\", falling back to gemini.");
+                Backend::Gemini
+            }
+        };
+        if !explicit.is_empty() {
+            return (backend, Vec::new());
+        }
+        let mut state = self.notice.lock().unwrap_or_else(|e| e.into_inner());
+        if state.delivered {
+            return (backend, Vec::new());
+        }
+        let notice = match backend {
+            Backend::Agy => Some(RETIRED_NOTICE.to_string()),
+            Backend::Gemini => days_left(now).filter(|days| *days <= 14).map(|days| {
+                format!("Gemini CLI retires on 2026-06-18 (~{days} day(s) left); test the successor now with GEMINI_MCP_BACKEND=agy.")
+            }),
+        };
+        state.pending = notice.clone();
+        (backend, notice.into_iter().collect())
+    }
+
+    /// The selection for this call from the process environment and clock.
+    pub fn select_now(&self) -> (Backend, Vec<String>) {
+        self.select(std::env::var("GEMINI_MCP_BACKEND").ok().as_deref(), SystemTime::now())
+    }
+
+    /// §3.6: prefixes `⚠️ <notice>` lines; emitting the pending migration notice spends it.
+    pub fn with_notices(&self, notices: &[String], body: &str) -> String {
+        if notices.is_empty() {
+            return body.to_string();
+        }
+        let mut state = self.notice.lock().unwrap_or_else(|e| e.into_inner());
+        if state.pending.as_ref().is_some_and(|pending| notices.contains(pending)) {
+            state.delivered = true;
+            state.pending = None;
+        }
+        drop(state);
+        let lines: Vec<String> = notices.iter().map(|n| format!("⚠️ {n}")).collect();
+        format!("{}\n\n{body}", lines.join("\n"))
+    }
+
+    /// §3.3 (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else `agy` on PATH.
+    /// Resolved once per process.
+    pub fn agy_program(&self) -> &PathBuf {
+        self.agy_program.get_or_init(|| {
+            if let Ok(path) = std::env::var("AGY_CLI_PATH") {
+                let path = path.trim();
+                if !path.is_empty() {
+                    return PathBuf::from(path);
+                }
+            }
+            if let Some(home) = home_dir() {
+                let local = home.join(".local/bin/agy");
+                if local.exists() {
+                    return local;
+                }
+            }
+            PathBuf::from("agy")
+        })
+    }
+}
+
+/// Runs one prompt through the active backend (§3.5).
+pub fn run_with_backend(ctx: &Ctx<'_>, mut request: Request) -> Result<Reply, String> {
+    let backends = &ctx.services.backends;
+    let (backend, mut notices) = backends.select_now();
+    notices.extend(capability_notices(backend, &mut request.options));
+    let (text, more, conversation_id) = match backend {
+        Backend::Agy => agy::run::run(ctx, &request)?,
+        Backend::Gemini => (gemini::run(ctx, &request)?, Vec::new(), None),
+    };
+    notices.extend(more);
+    Ok(Reply { text, notices, backend, conversation_id })
+}
+
+/// §3.5 step 2: notices for options the backend cannot honour, dropping those it ignores.
+fn capability_notices(backend: Backend, options: &mut AgyOptions) -> Vec<String> {
+    let caps = backend.capabilities();
+    let name = backend.name();
+    let mut notices = Vec::new();
+    if !caps.model_selection {
+        if let Some(model) = options.model.take().filter(|m| !m.is_empty()) {
+            notices.push(format!("Backend \"{name}\" ignores model selection (print-mode is gemini-3.8-flash-high-only); \"{model}\" was not applied."));
+        }
+    }
+    if !caps.reasoning_effort {
+        if let Some(effort) = options.effort.take().filter(|e| !e.is_empty()) {
+            notices.push(format!("Backend \"{name}\" does not support reasoning effort configuration; \"{effort}\" was ignored."));
+        }
+    }
+    if !caps.modes {
+        if let Some(mode) = options.mode.take().filter(|m| !m.is_empty()) {
+            notices.push(format!("Backend \"{name}\" does not support execution mode \"{mode}\"."));
+        }
+    }
+    if !caps.structured_output && options.json_schema_arg().is_some() {
+        notices.push(format!("Backend \"{name}\" does not support JSON schema enforcement."));
+    }
+    if options.sandbox && !caps.sandbox_isolates {
+        notices.push(format!("Backend \"{name}\" does not isolate tool execution in headless mode; the sandbox request cannot be guaranteed."));
+    }
+    notices
+}
+
+/// The user's home directory (`HOME`).
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+fn is_retired(now: SystemTime) -> bool {
+    now >= UNIX_EPOCH + Duration::from_secs(RETIREMENT_SECS)
+}
+
+/// Whole days left until retirement, rounded up; `None` once it has passed.
+fn days_left(now: SystemTime) -> Option<u64> {
+    let left = (UNIX_EPOCH + Duration::from_secs(RETIREMENT_SECS)).duration_since(now).ok()?;
+    Some(left.as_millis().div_ceil(86_400_000) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    const AFTER: u64 = RETIREMENT_SECS + 86_400;
+    const BEFORE_FAR: u64 = RETIREMENT_SECS - 60 * 86_400;
+    const COUNTDOWN: u64 = RETIREMENT_SECS - 8 * 86_400; // 2026-06-10
+
+    #[test]
+    fn date_aware_default() {
+        let b = Backends::default();
+        assert_eq!(b.select(None, at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(b.select(Some(""), at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(b.select(None, at(AFTER)).0, Backend::Agy);
+        assert_eq!(b.select(None, at(RETIREMENT_SECS)).0, Backend::Agy);
+    }
+
+    #[test]
+    fn explicit_values() {
+        let b = Backends::default();
+        assert_eq!(b.select(Some("gemini"), at(AFTER)), (Backend::Gemini, vec![]));
+        assert_eq!(b.select(Some(" Antigravity "), at(BEFORE_FAR)), (Backend::Agy, vec![]));
+        assert_eq!(b.select(Some("AGY"), at(BEFORE_FAR)), (Backend::Agy, vec![]));
+        assert_eq!(b.select(Some("bogus"), at(AFTER)), (Backend::Gemini, vec![]));
+    }
+
+    #[test]
+    fn retired_notice_is_shown_once_when_delivered() {
+        let b = Backends::default();
+        let (_, notices) = b.select(None, at(AFTER));
+        assert_eq!(notices, [RETIRED_NOTICE]);
+        // Producing it again without delivering does not spend it.
+        assert_eq!(b.select(None, at(AFTER)).1, [RETIRED_NOTICE]);
+        assert_eq!(b.select(None, at(AFTER)).1, [RETIRED_NOTICE]);
+        let body = b.with_notices(&notices, "hello");
+        assert_eq!(body, format!("⚠️ {RETIRED_NOTICE}\n\nhello"));
+        assert!(b.select(None, at(AFTER)).1.is_empty());
+    }
+
+    #[test]
+    fn countdown_notice_before_retirement() {
+        let b = Backends::default();
+        let (backend, notices) = b.select(None, at(COUNTDOWN));
+        assert_eq!(backend, Backend::Gemini);
+        assert_eq!(
+            notices,
+            [
+                "Gemini CLI retires on 2026-06-18 (~8 day(s) left); test the successor now with GEMINI_MCP_BACKEND=agy."
+            ]
+        );
+        b.with_notices(&notices, "x");
+        assert!(b.select(None, at(COUNTDOWN)).1.is_empty());
+        assert!(Backends::default().select(None, at(BEFORE_FAR)).1.is_empty());
+    }
+
+    #[test]
+    fn with_notices_formats() {
+        let b = Backends::default();
+        assert_eq!(b.with_notices(&[], "hello"), "hello");
+        assert_eq!(b.with_notices(&["a".into(), "b".into()], "body"), "⚠️ a\n⚠️ b\n\nbody");
+    }
+
+    #[test]
+    fn capability_flags() {
+        let agy = Backend::Agy.capabilities();
+        assert!(agy.model_selection && agy.reasoning_effort && agy.structured_output && agy.modes);
+        assert!(!agy.sandbox_isolates);
+        let gemini = Backend::Gemini.capabilities();
+        assert!(gemini.model_selection && gemini.sandbox_isolates);
+        assert!(!gemini.reasoning_effort && !gemini.structured_output && !gemini.modes);
+    }
+
+    #[test]
+    fn capability_notices_per_backend() {
+        let mut options = AgyOptions {
+            effort: Some("high".into()),
+            mode: Some("plan".into()),
+            json_schema: Some(serde_json::json!({"type": "object"})),
+            sandbox: true,
+            ..AgyOptions::default()
+        };
+        let gemini = capability_notices(Backend::Gemini, &mut options.clone());
+        assert_eq!(
+            gemini,
+            [
+                "Backend \"gemini\" does not support reasoning effort configuration; \"high\" was ignored.",
+                "Backend \"gemini\" does not support execution mode \"plan\".",
+                "Backend \"gemini\" does not support JSON schema enforcement.",
+            ]
+        );
+        let agy = capability_notices(Backend::Agy, &mut options);
+        assert_eq!(
+            agy,
+            [
+                "Backend \"agy\" does not isolate tool execution in headless mode; the sandbox request cannot be guaranteed."
+            ]
+        );
+        assert_eq!(options.effort.as_deref(), Some("high"), "agy keeps what it supports");
+    }
+}

@@ -1,5 +1,12 @@
 //! gemini-brainstorm texts: the session prompt, the six methodology frameworks and status lines.
 
+use serde_json::{Map, Value};
+
+use crate::backend::agy::AgyOptions;
+use crate::backend::{self, Request};
+use crate::call::Ctx;
+use crate::tools::{bool_arg, str_arg};
+
 /// The inputs of one brainstorm prompt; only `prompt` is trimmed, the rest is used verbatim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BrainstormRequest<'a> {
@@ -177,6 +184,37 @@ fn auto_framework(domain: Option<&str>) -> String {
 /// JavaScript truthiness for an optional string: empty counts as absent.
 fn non_empty(value: Option<&str>) -> Option<&str> {
     value.filter(|value| !value.is_empty())
+}
+
+/// Runs gemini-brainstorm: the brainstorm prompt with only model and effort passed on.
+pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
+    let prompt = str_arg(args, "prompt").unwrap_or_default();
+    if prompt.trim().is_empty() {
+        return Err(BLANK_PROMPT_ERROR.to_string());
+    }
+    let methodology = str_arg(args, "methodology").unwrap_or(DEFAULT_METHODOLOGY);
+    let domain = str_arg(args, "domain");
+    let idea_count = args.get("ideaCount").and_then(Value::as_u64).unwrap_or(DEFAULT_IDEA_COUNT);
+    let request = BrainstormRequest {
+        prompt,
+        methodology,
+        domain,
+        constraints: str_arg(args, "constraints"),
+        existing_context: str_arg(args, "existingContext"),
+        idea_count,
+        include_analysis: args.get("includeAnalysis").and_then(Value::as_bool).unwrap_or(true),
+    };
+    log::debug!("{}", debug_line(methodology, domain));
+    ctx.call.report(&progress_message(idea_count, methodology));
+    let options = AgyOptions {
+        model: str_arg(args, "model").map(str::to_string),
+        effort: str_arg(args, "effort").map(str::to_string),
+        allow_slash_commands: bool_arg(args, "allowSlashCommands"),
+        ..AgyOptions::default()
+    };
+    let prompt = brainstorm_prompt(&request);
+    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode: false })?;
+    Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 
 #[cfg(test)]

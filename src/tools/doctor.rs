@@ -9,6 +9,11 @@ use serde_json::Value;
 
 use crate::tools::models::BackendInfo;
 use crate::tools::timeout_test::{js_number, js_round};
+use std::time::Duration;
+
+use crate::backend::{agy, gemini};
+use crate::call::Ctx;
+use crate::exec::Failure;
 
 /// What one `<cli> --version` probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,6 +291,48 @@ fn js_string(value: &Value) -> String {
         }
         Value::Object(_) => "[object Object]".to_owned(),
     }
+}
+
+/// The `--version` probes' bound.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+/// The `/usage` probe's bound.
+const USAGE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs gemini-doctor's probes and renders the report; the flag is the verdict ("System Ready").
+pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
+    let backends = &ctx.services.backends;
+    let (backend, _) = backends.select_now();
+    let agy_path = backends.agy_program().display().to_string();
+    let agy_version = first_line(agy::run::version(ctx, VERSION_TIMEOUT));
+    let gemini_version = first_line(gemini::version(ctx, VERSION_TIMEOUT));
+    let usage = login_and_quota(backend.name(), agy_version.is_some(), || {
+        agy::run::usage(ctx, USAGE_TIMEOUT).map_err(|failure| failure.message().to_string())
+    });
+    let env_backend = std::env::var("GEMINI_MCP_BACKEND").ok();
+    let facts = DoctorFacts {
+        backend: crate::tools::models::info(backend),
+        source: backend_source(env_backend.as_deref()),
+        agy: CliProbe {
+            found: agy_version.is_some(),
+            version: agy_version.as_deref().unwrap_or_default(),
+            path: &agy_path,
+        },
+        gemini: CliProbe {
+            found: gemini_version.is_some(),
+            version: gemini_version.as_deref().unwrap_or_default(),
+            path: "gemini",
+        },
+        usage,
+        version: env!("CARGO_PKG_VERSION"),
+        os: std::env::consts::OS,
+        arch: std::env::consts::ARCH,
+    };
+    (verdict(&facts).0, render_doctor(&facts))
+}
+
+fn first_line(probe: Result<String, Failure>) -> Option<String> {
+    let stdout = probe.ok()?;
+    Some(stdout.trim().lines().next().unwrap_or_default().trim().to_string())
 }
 
 #[cfg(test)]

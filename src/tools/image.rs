@@ -7,10 +7,16 @@
 //! is a correct file URL, `file://` + the percent-encoded absolute path (SPEC D11). The
 //! Windows-only search for `C:\...` paths in the reply (step b) is not ported (SPEC D1).
 
+use serde_json::{Map, Value};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+use crate::backend::agy::AgyOptions;
+use crate::backend::{self, Request};
+use crate::call::Ctx;
+use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
 pub const IMAGE_MODEL: &str = "gemini-3.8-flash-high";
@@ -256,6 +262,48 @@ fn file_url(path: &Path) -> String {
 /// JavaScript truthiness for an optional string: empty counts as absent.
 fn non_empty(value: Option<&str>) -> Option<&str> {
     value.filter(|value| !value.is_empty())
+}
+
+/// Runs gemini-image: the generation prompt on the pinned model, then finding (and optionally
+/// copying) the image the CLI wrote.
+pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
+    let prompt = str_arg(args, "prompt").unwrap_or_default().trim();
+    if prompt.is_empty() {
+        return Err(BLANK_PROMPT_ERROR.to_string());
+    }
+    let start = SystemTime::now();
+    let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_ASPECT_RATIO);
+    let size = str_arg(args, "size");
+    ctx.call.report(&progress_message(aspect_ratio));
+    let options = AgyOptions { model: Some(IMAGE_MODEL.to_string()), ..AgyOptions::default() };
+    let request =
+        Request { prompt: image_prompt(prompt, aspect_ratio, size), options, change_mode: false };
+    let reply = backend::run_with_backend(ctx, request)?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let found = find_image_in_reply(&reply.text, &cwd).or_else(|| {
+        let home = backend::home_dir()?;
+        newest_brain_image(&brain_dir(&home), start)
+    });
+    let mut image = found;
+    let mut saved_to = None;
+    if let (Some(output), Some(source)) = (str_arg(args, "outputPath"), &image) {
+        if !output.trim().is_empty() {
+            let rel = copy_to_output(output, source, &cwd)?;
+            image = Some(cwd.join(&rel));
+            saved_to = Some(rel);
+        }
+    }
+    let report = ImageReport {
+        prompt,
+        aspect_ratio,
+        size,
+        backend_name: reply.backend.name(),
+        saved_to: saved_to.as_deref(),
+        image: image.as_deref(),
+        reply: &reply.text,
+    };
+    Ok(ctx.services.backends.with_notices(&reply.notices, &render_image_result(&report)))
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! gemini-models rendering: the backend capability summary, the model list and backend notices.
 
+use crate::backend::{Backend, agy, gemini};
+use crate::call::Ctx;
+
 /// What the report needs to know about the active backend (SPEC §3.1 capability flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackendInfo<'a> {
@@ -88,6 +91,30 @@ const FALLBACK_MODEL_LINES: &str = "  \u{2022} **gemini-3.8-flash-high**: Gemini
   \u{2022} **gemini-3.1-pro-high**: Gemini 3.1 Pro (High Reasoning) - Flagship reasoning
   \u{2022} **gemini-3.1-pro-low**: Gemini 3.1 Pro (Low Reasoning)
   \u{2022} **gemini-3.7-flash-high**: Gemini 3.7 Flash (High Reasoning)";
+
+/// Runs gemini-models: the active backend's capabilities and models. The migration notice is
+/// shown but not spent.
+pub fn run(ctx: &Ctx<'_>) -> String {
+    let (backend, notices) = ctx.services.backends.select_now();
+    let models = match backend {
+        Backend::Agy => agy::run::list_models(ctx),
+        Backend::Gemini => gemini::list_models(),
+    };
+    render_models(&info(backend), &models, &notices)
+}
+
+/// The rendering facts of a backend.
+pub fn info(backend: Backend) -> BackendInfo<'static> {
+    let caps = backend.capabilities();
+    BackendInfo {
+        name: backend.name(),
+        model_selection: caps.model_selection,
+        reasoning_effort: caps.reasoning_effort,
+        structured_output: caps.structured_output,
+        modes: caps.modes,
+        sandbox_isolates: caps.sandbox_isolates,
+    }
+}
 
 #[cfg(test)]
 mod tests {

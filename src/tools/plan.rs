@@ -1,5 +1,11 @@
 //! gemini-plan texts: the planning prompt, its progress message, pinned model and blank-task error.
 
+use serde_json::{Map, Value};
+
+use crate::backend::{self, Request};
+use crate::call::Ctx;
+use crate::tools::{run_options, str_arg};
+
 /// The model gemini-plan pins when the caller names none (SPEC §2.4.2 step 4).
 pub const PLAN_MODEL: &str = "gemini-3.8-flash-high";
 
@@ -50,6 +56,21 @@ pub fn plan_model(model: Option<&str>) -> &str {
         Some(model) if !model.is_empty() => model,
         _ => PLAN_MODEL,
     }
+}
+
+/// Runs gemini-plan: the planning prompt at high effort in plan mode, read-only, no thread line.
+pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
+    let task = str_arg(args, "task").unwrap_or_default();
+    if task.trim().is_empty() {
+        return Err(BLANK_TASK_ERROR.to_string());
+    }
+    let prompt = planning_prompt(task, str_arg(args, "context"));
+    ctx.call.report(PLAN_PROGRESS);
+    let mut options = run_options(args);
+    options.model = Some(plan_model(str_arg(args, "model")).to_string());
+    options.mode = Some("plan".to_string());
+    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode: false })?;
+    Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 
 #[cfg(test)]

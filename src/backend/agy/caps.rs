@@ -29,6 +29,7 @@ impl AgyCaps {
     }
 
     /// Every capability, as on a current agy build.
+    #[cfg(test)]
     pub fn all() -> AgyCaps {
         AgyCaps {
             output_format_json: true,

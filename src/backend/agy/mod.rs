@@ -1,11 +1,10 @@
-//! The agy (Antigravity CLI) backend's pure pieces: capabilities, argv, output and transcript parsing.
-//!
-//! Nothing in this module spawns a process; the run ladder (SPEC §3.4.6) lives with the executor and
-//! calls into these functions.
+//! The agy (Antigravity CLI) backend: capabilities, argv, output and transcript parsing (pure), and
+//! the run ladder in `run`, the only part that spawns (through the executor).
 
 pub mod args;
 pub mod caps;
 pub mod output;
+pub mod run;
 pub mod transcript;
 
 use serde_json::Value;

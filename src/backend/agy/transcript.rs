@@ -35,11 +35,6 @@ impl Store {
         Store { base: home.join(".gemini").join("antigravity-cli") }
     }
 
-    /// The base directory `B`.
-    pub fn base(&self) -> &Path {
-        &self.base
-    }
-
     /// The conversation id `last_conversations.json` records for `cwd` (exact string first, then the
     /// lexically normalized path); a read failure is logged and yields none.
     pub fn last_conversation_for(&self, cwd: &Path) -> Option<String> {

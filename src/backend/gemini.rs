@@ -1,0 +1,113 @@
+//! The legacy Gemini CLI backend (§3.7 with D10): argv (`-m`, `-s`), the prompt always on stdin, the
+//! plain-text reply, and the quota fallback to the flash model.
+
+use std::ffi::OsStr;
+
+use crate::backend::{PINNED_MODEL, Request};
+use crate::call::Ctx;
+use crate::exec::{Failure, Spec};
+use crate::{changemode, files};
+
+const QUOTA_MARKER: &str = "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'";
+
+/// The models this backend lists.
+pub fn list_models() -> Vec<(String, String)> {
+    vec![
+        ("gemini-2.5-pro".to_string(), "Gemini 2.5 Pro".to_string()),
+        ("gemini-2.5-flash".to_string(), "Gemini 2.5 Flash".to_string()),
+    ]
+}
+
+/// The argv for one run: `-m <model>` (verbatim, not normalized) and `-s`. The prompt never goes
+/// on argv: a prompt may start with `-` or exceed the kernel's per-argument limit (D10).
+pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(model) = model.filter(|m| !m.is_empty()) {
+        args.extend(["-m".to_string(), model.to_string()]);
+    }
+    if sandbox {
+        args.push("-s".to_string());
+    }
+    args
+}
+
+/// Runs one prompt. Only the jail check applies: the Gemini CLI inlines `@` references itself.
+pub fn run(ctx: &Ctx<'_>, request: &Request) -> Result<String, String> {
+    let prompt = if request.change_mode {
+        changemode::prompt::prepare_change_mode_prompt(&request.prompt)
+    } else {
+        request.prompt.clone()
+    };
+    let root =
+        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    files::assert_safe_file_references(&prompt, &root)?;
+
+    let options = &request.options;
+    let model = options.model.as_deref();
+    let first = execute(ctx, &args(model, options.sandbox), &prompt);
+    let failure = match first {
+        Ok(text) => return Ok(text),
+        Err(failure) => failure,
+    };
+    if failure.is_terminal()
+        || !failure.message().contains(QUOTA_MARKER)
+        || model == Some(PINNED_MODEL)
+    {
+        return Err(failure.message().to_string());
+    }
+    log::warn!("{QUOTA_MARKER}. Falling back to {PINNED_MODEL}.");
+    log::debug!("Status: ⚡ Retrying with Gemini 2.5 Flash...");
+    match execute(ctx, &args(Some(PINNED_MODEL), options.sandbox), &prompt) {
+        Ok(text) => {
+            log::debug!("Status: ✅ Flash model completed successfully");
+            Ok(text)
+        }
+        Err(retry) => Err(format!(
+            "gemini-3.1-pro-high quota exceeded, {PINNED_MODEL} fallback also failed: {}",
+            retry.message()
+        )),
+    }
+}
+
+/// `gemini --help`, for `gemini-help`.
+pub fn help(ctx: &Ctx<'_>) -> Result<String, Failure> {
+    ctx.execute(spec(ctx, &["--help".to_string()], None))
+}
+
+/// `gemini --version`, for the doctor (5 s).
+pub fn version(ctx: &Ctx<'_>, timeout: std::time::Duration) -> Result<String, Failure> {
+    let args = ["--version".to_string()];
+    let mut spec = spec(ctx, &args, None);
+    spec.timeout = timeout;
+    ctx.execute(spec)
+}
+
+fn execute(ctx: &Ctx<'_>, args: &[String], prompt: &str) -> Result<String, Failure> {
+    ctx.execute(spec(ctx, args, Some(prompt.to_string())))
+}
+
+fn spec<'a>(ctx: &Ctx<'_>, args: &'a [String], stdin: Option<String>) -> Spec<'a> {
+    Spec {
+        name: "gemini",
+        program: OsStr::new("gemini"),
+        args,
+        stdin,
+        timeout: ctx.services.config.timeout,
+        max_output: ctx.services.config.max_output_bytes,
+        cancellable: true,
+        logged: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_never_carries_the_prompt() {
+        assert_eq!(args(Some("gemini-2.5-pro"), true), ["-m", "gemini-2.5-pro", "-s"]);
+        assert_eq!(args(None, false), Vec::<String>::new());
+        assert_eq!(args(Some(""), false), Vec::<String>::new());
+        assert_eq!(args(Some("pro"), false), ["-m", "pro"], "passed verbatim, not normalized");
+    }
+}

@@ -1,0 +1,49 @@
+//! gemini-ask: one prompt to the active backend, with every option of §2.4.1, the cached-chunk
+//! shortcut and changeMode rendering, the `Gemini response:` prefix and the conversation id line.
+
+use serde_json::{Map, Value};
+
+use crate::backend::{self, Request};
+use crate::call::Ctx;
+use crate::changemode;
+use crate::tools::{bool_arg, run_options, str_arg};
+
+const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
+
+pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
+    let prompt = str_arg(args, "prompt").unwrap_or_default();
+    if prompt.trim().is_empty() {
+        return Err(BLANK_PROMPT_ERROR.to_string());
+    }
+    let change_mode = bool_arg(args, "changeMode");
+    let chunks = &ctx.services.chunks;
+    if change_mode {
+        if let (Some(index), Some(key)) = (args.get("chunkIndex"), str_arg(args, "chunkCacheKey")) {
+            if let Some(text) = changemode::cached_chunk_reply(chunks, key, index, prompt) {
+                return Ok(text);
+            }
+        }
+    }
+    let options = run_options(args);
+    let has_schema = options.json_schema_arg().is_some();
+    let request = Request { prompt: prompt.to_string(), options, change_mode };
+    let reply = backend::run_with_backend(ctx, request)?;
+    let backends = &ctx.services.backends;
+    if change_mode {
+        let body = changemode::process_change_mode_output(
+            chunks,
+            &reply.text,
+            args.get("chunkIndex"),
+            None,
+            Some(prompt),
+        );
+        return Ok(backends.with_notices(&reply.notices, &body));
+    }
+    let mut body = format!("Gemini response:\n{}", reply.text);
+    if let (Some(id), false) = (&reply.conversation_id, has_schema) {
+        body.push_str(&format!(
+            "\n\n🧵 conversationId: {id} (pass it back to continue this thread)"
+        ));
+    }
+    Ok(backends.with_notices(&reply.notices, &body))
+}
