@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::changemode::cache::{ChunkCache, is_valid_cache_key};
 use crate::changemode::chunk::{Chunk, MAX_CHUNK_CHARS, chunk_change_mode_edits};
-use crate::changemode::parse::{js_trim, parse_change_mode_output};
+use crate::changemode::parse::{Edit, js_trim, parse_change_mode_output};
 use crate::changemode::render::{
     ChunkInfo, format_change_mode_response, summarize_change_mode_edits,
     validate_change_mode_edits, validation_failure_text,
@@ -206,12 +206,12 @@ fn render_cached_chunk(chunks: &[Chunk], i: usize, key: &str) -> String {
     out
 }
 
-fn all_edits(chunks: &[Chunk]) -> impl Iterator<Item = &parse::Edit> {
+fn all_edits(chunks: &[Chunk]) -> impl Iterator<Item = &Edit> {
     chunks.iter().flat_map(|chunk| chunk.edits.iter())
 }
 
 fn prefix_summary<'a>(
-    edits: impl Iterator<Item = &'a parse::Edit>,
+    edits: impl Iterator<Item = &'a Edit>,
     partial_view: bool,
     response: String,
 ) -> String {
@@ -277,4 +277,465 @@ fn value_text(value: &Value) -> String {
 /// `JSON.stringify` of a string.
 fn json_string(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn block(file: &str, line: u32, old: &str, new: &str) -> String {
+        format!("**FILE: {file}:{line}**\n```\nOLD:\n{old}\nNEW:\n{new}\n```\n\n")
+    }
+
+    /// A reply with one edit per file, each about `size` characters of code.
+    fn reply_with_files(files: &[&str], size: usize) -> String {
+        let half = "x".repeat(size / 2);
+        files.iter().map(|file| block(file, 1, &format!("old {file} {half}"), &half)).collect()
+    }
+
+    /// A reply with four edits of about 6,270 estimated characters each: two chunks.
+    fn four_big_edits() -> String {
+        reply_with_files(&["f1.ts", "f2.ts", "f3.ts", "f4.ts"], 6000)
+    }
+
+    /// A reply with `n` small edits spread over two files.
+    fn small_edits(n: usize) -> String {
+        (0..n).map(|i| block(["a.ts", "b.ts"][i % 2], 1, &format!("old {i}"), "new")).collect()
+    }
+
+    fn fresh(cache: &ChunkCache, raw: &str, index: Option<Value>, prompt: Option<&str>) -> String {
+        process_change_mode_output(cache, raw, index.as_ref(), None, prompt)
+    }
+
+    /// The key in the continuation of a rendered chunk.
+    fn key_in(text: &str) -> String {
+        let start = text.find("cacheKey=\"").expect("a continuation") + "cacheKey=\"".len();
+        text[start..start + 8].to_owned()
+    }
+
+    fn check_index(value: Value, expect: ChunkIndex) {
+        assert_eq!(parse_chunk_index(&value), expect, "{value}");
+    }
+
+    fn invalid(text: &str) -> ChunkIndex {
+        ChunkIndex::Invalid(text.to_owned())
+    }
+
+    #[test]
+    fn chunk_index_falsy_values_are_not_given() {
+        for value in
+            [json!(null), json!(false), json!(0), json!(0.0), json!("0"), json!(""), json!("-0")]
+        {
+            check_index(value, ChunkIndex::NotGiven);
+        }
+    }
+
+    #[test]
+    fn chunk_index_integers_and_numeric_strings() {
+        check_index(json!(2), ChunkIndex::Index(2));
+        check_index(json!(2.0), ChunkIndex::Index(2));
+        check_index(json!(-1), ChunkIndex::Index(-1));
+        check_index(json!("2"), ChunkIndex::Index(2));
+        check_index(json!(" 3 "), ChunkIndex::Index(3));
+        check_index(json!("2.0"), ChunkIndex::Index(2));
+    }
+
+    #[test]
+    fn chunk_index_invalid_values_keep_their_text() {
+        check_index(json!(1.5), invalid("1.5"));
+        check_index(json!("1.5"), invalid("1.5"));
+        check_index(json!("x"), invalid("x"));
+        check_index(json!(true), invalid("true"));
+        check_index(json!([1]), invalid("[1]"));
+        check_index(json!(1e300), invalid("1e+300"));
+        check_index(json!(u64::MAX), invalid("18446744073709551615"));
+    }
+
+    // Integration cases of the upstream changeMode pipeline suite (SPEC §11.3).
+
+    #[test]
+    fn pipeline_single_edit() {
+        let cache = ChunkCache::new();
+        let raw = block("src/a.ts", 1, "const x = 1;", "const x = 2;");
+        let out = fresh(&cache, &raw, None, Some("bump x"));
+        assert!(out.contains("CHANGEMODE OUTPUT"));
+        assert!(out.contains("const x = 2;"));
+        assert!(!out.contains("Chunk 1 of"));
+    }
+
+    #[test]
+    fn pipeline_single_edit_is_the_verified_example() {
+        let cache = ChunkCache::new();
+        let out = fresh(&cache, &block("src/a.ts", 1, "const x = 1;", "const x = 2;"), None, None);
+        assert_eq!(
+            out,
+            format_change_mode_response(
+                &parse_change_mode_output(&block("src/a.ts", 1, "const x = 1;", "const x = 2;")),
+                None
+            )
+        );
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Gemini has analyzed the files"));
+    }
+
+    #[test]
+    fn pipeline_four_big_edits_chunk_and_fetch_back() {
+        let cache = ChunkCache::new();
+        let out = fresh(&cache, &four_big_edits(), None, Some("rewrite four files"));
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"), "{out}");
+        let key = key_in(&out);
+        assert!(is_valid_cache_key(&key));
+        assert!(out.contains(&format!("gemini-fetch-chunk cacheKey=\"{key}\" chunkIndex=2")));
+        assert!(out.contains("There is 1 more chunk containing additional edits."));
+
+        let second = fetch_chunk(&cache, &key, &json!(2));
+        assert!(second.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 2]"), "{second}");
+        assert!(second.contains("### Edit 1: f4.ts"));
+        assert!(!second.contains("Next Step"));
+        assert!(!second.contains("ChangeMode Summary"));
+
+        let first = fetch_chunk(&cache, &key, &json!(1));
+        assert!(first.starts_with(
+            "ChangeMode Summary (Complete analysis across all chunks):\n\
+             Total edits: 4 (across all chunks)\nFiles affected: 4\n\n\
+             - f1.ts: 1 edit\n- f2.ts: 1 edit\n- f3.ts: 1 edit\n- f4.ts: 1 edit\n\n\
+             [CHANGEMODE OUTPUT - Chunk 1 of 2]"
+        ));
+        assert!(first.contains("chunkIndex=2"));
+    }
+
+    #[test]
+    fn pipeline_fetch_out_of_range_index() {
+        let cache = ChunkCache::new();
+        let key = key_in(&fresh(&cache, &four_big_edits(), None, Some("p")));
+        assert_eq!(
+            fetch_chunk(&cache, &key, &json!(99)),
+            "❌ Invalid chunk index: 99\n\nAvailable chunks: 1 to 2\nYou requested: 99\n\nPlease use a valid chunk index."
+        );
+    }
+
+    #[test]
+    fn pipeline_fetch_unknown_key_is_a_cache_miss_byte_for_byte() {
+        let cache = ChunkCache::new();
+        assert_eq!(
+            fetch_chunk(&cache, "00000000", &json!(1)),
+            "❌ Cache miss: No chunks found for cache key \"00000000\". \n\
+             \n  Possible reasons:\
+             \n  1. The cache key is incorrect, Have you ran gemini-ask with changeMode enabled?\
+             \n  2. The cache has expired (10 minute TTL)\
+             \n  3. The MCP server was restarted and the file-based cache was cleared\
+             \n\nPlease re-run the original changeMode request to regenerate the chunks."
+        );
+    }
+
+    #[test]
+    fn pipeline_fetch_rejects_malformed_keys() {
+        let cache = ChunkCache::new();
+        assert_eq!(
+            fetch_chunk(&cache, "../../etc/passwd", &json!(1)),
+            "❌ Invalid cacheKey format. Expected 8 lowercase hex characters (got \"../../etc/passwd\")."
+        );
+        assert_eq!(
+            fetch_chunk(&cache, "not-a-key", &json!(1)),
+            "❌ Invalid cacheKey format. Expected 8 lowercase hex characters (got \"not-a-key\")."
+        );
+        assert_eq!(
+            fetch_chunk(&cache, "a\"b\\", &json!(1)),
+            "❌ Invalid cacheKey format. Expected 8 lowercase hex characters (got \"a\\\"b\\\\\")."
+        );
+    }
+
+    #[test]
+    fn pipeline_prose_reply_has_no_edits() {
+        let cache = ChunkCache::new();
+        let raw = "I think you should refactor this.\n";
+        assert_eq!(
+            fresh(&cache, raw, None, Some("p")),
+            "No edits found in Gemini's response. Please ensure Gemini uses the OLD/NEW format. \n\nI think you should refactor this.\n"
+        );
+    }
+
+    #[test]
+    fn fetch_deadbeef_is_a_cache_miss() {
+        let cache = ChunkCache::new();
+        assert!(fetch_chunk(&cache, "deadbeef", &json!(1)).starts_with("❌ Cache miss"));
+    }
+
+    #[test]
+    fn fetch_non_integer_and_zero_indices_are_invalid() {
+        let cache = ChunkCache::new();
+        let key = key_in(&fresh(&cache, &four_big_edits(), None, Some("p")));
+        let text = |shown: &str| {
+            format!(
+                "❌ Invalid chunk index: {shown}\n\nAvailable chunks: 1 to 2\nYou requested: {shown}\n\nPlease use a valid chunk index."
+            )
+        };
+        assert_eq!(fetch_chunk(&cache, &key, &json!(1.5)), text("1.5"));
+        assert_eq!(fetch_chunk(&cache, &key, &json!(0)), text("0"));
+        assert_eq!(fetch_chunk(&cache, &key, &json!(-3)), text("-3"));
+        assert_eq!(fetch_chunk(&cache, &key, &json!("x")), text("x"));
+        assert!(fetch_chunk(&cache, &key, &json!(2.0)).contains("Chunk 2 of 2"));
+    }
+
+    // The gemini-ask cached-chunk shortcut (SPEC §2.4.1 step 2).
+
+    #[test]
+    fn shortcut_rejects_a_malformed_key() {
+        let cache = ChunkCache::new();
+        assert_eq!(
+            cached_chunk_reply(&cache, "bad!key!", &json!(1), "p").as_deref(),
+            Some(
+                "❌ Invalid chunkCacheKey format. Expected 8 lowercase hex characters (got \"bad!key!\")."
+            )
+        );
+    }
+
+    #[test]
+    fn shortcut_cache_miss_byte_for_byte() {
+        let cache = ChunkCache::new();
+        assert_eq!(
+            cached_chunk_reply(&cache, "deadbeef", &json!(2), "p").as_deref(),
+            Some(
+                "❌ Cache miss: No chunks found for cache key \"deadbeef\".\n\
+                 \nPossible reasons:\
+                 \n1. The cache key is incorrect, or the original changeMode request did not create chunks\
+                 \n2. The cache has expired (10 minute TTL)\
+                 \n3. The MCP server was restarted and the file-based cache was cleared\
+                 \n\nPlease re-run the original changeMode request to regenerate the chunks."
+            )
+        );
+    }
+
+    #[test]
+    fn shortcut_does_not_apply_without_key_or_index() {
+        let cache = ChunkCache::new();
+        assert_eq!(cached_chunk_reply(&cache, "", &json!(1), "p"), None);
+        assert_eq!(cached_chunk_reply(&cache, "bad!key!", &json!(0), "p"), None);
+        assert_eq!(cached_chunk_reply(&cache, "deadbeef", &json!("0"), "p"), None);
+        assert_eq!(cached_chunk_reply(&cache, "deadbeef", &json!(null), "p"), None);
+        assert_eq!(cached_chunk_reply(&cache, "deadbeef", &json!(""), "p"), None);
+    }
+
+    #[test]
+    fn shortcut_serves_a_cached_chunk() {
+        let cache = ChunkCache::new();
+        let key = key_in(&fresh(&cache, &four_big_edits(), None, Some("p")));
+        let second = cached_chunk_reply(&cache, &key, &json!(2), "p").unwrap();
+        assert!(second.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 2]"));
+        let first = cached_chunk_reply(&cache, &key, &json!(1), "p").unwrap();
+        assert!(first.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"), "4 edits: no summary");
+        assert!(first.contains(&format!("cacheKey=\"{key}\" chunkIndex=2")));
+    }
+
+    #[test]
+    fn shortcut_string_index_is_coerced() {
+        // Q7: "2" selects chunk 2 and the continuation says 3, not "21".
+        let cache = ChunkCache::new();
+        let raw = reply_with_files(&["f1", "f2", "f3", "f4", "f5", "f6", "f7"], 6000);
+        let key = key_in(&fresh(&cache, &raw, None, Some("p")));
+        let out = cached_chunk_reply(&cache, &key, &json!("2"), "p").unwrap();
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 3]"), "{out}");
+        assert!(out.contains("(3 of 3)"));
+        assert!(out.contains(&format!("cacheKey=\"{key}\" chunkIndex=3")));
+    }
+
+    #[test]
+    fn shortcut_invalid_or_out_of_range_index() {
+        let cache = ChunkCache::new();
+        let key = key_in(&fresh(&cache, &four_big_edits(), None, Some("p")));
+        let text = |shown: &str| {
+            format!(
+                "❌ Invalid chunk index: {shown}\n\nAvailable chunks: 1 to 2\nYou requested: {shown}\n\nPlease use a valid chunk index."
+            )
+        };
+        for (index, shown) in
+            [(json!(5), "5"), (json!(1.5), "1.5"), (json!("x"), "x"), (json!(-1), "-1")]
+        {
+            assert_eq!(cached_chunk_reply(&cache, &key, &index, "p"), Some(text(shown)));
+        }
+    }
+
+    #[test]
+    fn shortcut_summary_only_when_chunk_one_has_more_than_five_edits() {
+        let cache = ChunkCache::new();
+        // Six small edits plus two big files: chunk 1 holds the six small ones.
+        let raw = format!("{}{}", small_edits(6), reply_with_files(&["big1", "big2"], 19_000));
+        let key = key_in(&fresh(&cache, &raw, None, Some("p")));
+        let first = cached_chunk_reply(&cache, &key, &json!(1), "p").unwrap();
+        assert!(
+            first.starts_with(
+                "ChangeMode Summary:\nTotal edits: 8\nFiles affected: 4\n\n\
+                 - a.ts: 3 edits\n- b.ts: 3 edits\n- big1: 1 edit\n- big2: 1 edit\n\n\
+                 [CHANGEMODE OUTPUT - Chunk 1 of 3]"
+            ),
+            "{first}"
+        );
+        let second = cached_chunk_reply(&cache, &key, &json!(2), "p").unwrap();
+        assert!(second.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 3]"));
+    }
+
+    // Fresh results (SPEC §6.6 steps 2-8).
+
+    #[test]
+    fn fresh_summary_for_more_than_five_edits_in_one_chunk() {
+        let cache = ChunkCache::new();
+        let out = fresh(&cache, &small_edits(6), None, Some("p"));
+        assert!(out.starts_with(
+            "ChangeMode Summary:\nTotal edits: 6\nFiles affected: 2\n\n- a.ts: 3 edits\n- b.ts: 3 edits\n\n\
+             [CHANGEMODE OUTPUT - Gemini has analyzed the files and provided these edits]\n\n\
+             I have prepared 6 modifications for your codebase."
+        ));
+        assert!(!fresh(&cache, &small_edits(5), None, Some("p")).contains("Summary"));
+    }
+
+    #[test]
+    fn fresh_summary_is_partial_when_chunked() {
+        let cache = ChunkCache::new();
+        let raw = format!("{}{}", small_edits(4), four_big_edits());
+        let out = fresh(&cache, &raw, None, Some("p"));
+        assert!(out.starts_with(
+            "ChangeMode Summary (Complete analysis across all chunks):\nTotal edits: 8 (across all chunks)\n"
+        ));
+        assert!(out.contains("[CHANGEMODE OUTPUT - Chunk 1 of 2]"));
+    }
+
+    #[test]
+    fn fresh_result_honours_an_in_range_index() {
+        let cache = ChunkCache::new();
+        let out = fresh(&cache, &four_big_edits(), Some(json!(2)), Some("p"));
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 2]"), "{out}");
+    }
+
+    #[test]
+    fn fresh_result_falls_back_to_chunk_one() {
+        let cache = ChunkCache::new();
+        for index in [json!(99), json!(-1), json!(1.5), json!("x"), json!(0)] {
+            let out = fresh(&cache, &four_big_edits(), Some(index.clone()), Some("p"));
+            assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"), "{index}: {out}");
+        }
+    }
+
+    #[test]
+    fn fresh_result_without_prompt_is_not_cached() {
+        let cache = ChunkCache::new();
+        for prompt in [None, Some("")] {
+            let out = fresh(&cache, &four_big_edits(), None, prompt);
+            assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"));
+            assert!(!out.contains("Next Step"));
+        }
+        assert!(cache.get(&format!("{:08x}", 0x811c_9dc5u32)).is_none());
+    }
+
+    #[test]
+    fn same_prompt_gets_the_same_key() {
+        let cache = ChunkCache::new();
+        let first = key_in(&fresh(&cache, &four_big_edits(), None, Some("same")));
+        let again = key_in(&fresh(&cache, &four_big_edits(), None, Some("same")));
+        let other = key_in(&fresh(&cache, &four_big_edits(), None, Some("other")));
+        assert_eq!(first, again);
+        assert_ne!(first, other);
+    }
+
+    #[test]
+    fn fresh_validation_failure() {
+        let cache = ChunkCache::new();
+        let raw =
+            "**FILE: :1**\n```\nOLD:\nx\nNEW:\ny\n```\n**FILE: a.ts:2**\n```\nOLD:\n\nNEW:\n\n```";
+        assert_eq!(
+            fresh(&cache, raw, None, Some("p")),
+            "Edit validation failed:\nEdit missing filename\nEmpty edit for a.ts"
+        );
+    }
+
+    #[test]
+    fn cached_request_with_a_reply_falls_through_on_a_miss() {
+        let cache = ChunkCache::new();
+        let raw = block("a.ts", 1, "x", "y");
+        let out = process_change_mode_output(&cache, &raw, Some(&json!(1)), Some("deadbeef"), None);
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Gemini has analyzed the files"));
+    }
+
+    #[test]
+    fn cached_request_hit_ignores_the_reply() {
+        let cache = ChunkCache::new();
+        let key = key_in(&fresh(&cache, &four_big_edits(), None, Some("p")));
+        let raw = block("other.ts", 1, "x", "y");
+        let out = process_change_mode_output(&cache, &raw, Some(&json!(2)), Some(&key), None);
+        assert!(out.contains("### Edit 1: f4.ts"));
+    }
+
+    /// The measured check: a 40-edit, 8-file, ~200 KB reply is parsed, chunked, cached and every
+    /// chunk fetched back with a correct continuation. Run with
+    /// `cargo test --release -- --nocapture` to see the time.
+    #[test]
+    fn large_reply_round_trip() {
+        let code = |tag: &str| -> String {
+            (0..60)
+                .map(|line| format!("    let {tag}_{line} = compute({line}); // ....\n"))
+                .collect()
+        };
+        let mut raw = String::from("Here are the edits.\n\n");
+        for edit in 0..5 {
+            for file in 0..8 {
+                let old = code(&format!("old_{file}_{edit}"));
+                let new = code(&format!("new_{file}_{edit}"));
+                raw.push_str(&block(&format!("src/module_{file}.rs"), 10 * edit + 1, &old, &new));
+            }
+        }
+        assert!((180_000..260_000).contains(&raw.len()), "{}", raw.len());
+
+        let cache = ChunkCache::new();
+        let started = Instant::now();
+        let first = fresh(&cache, &raw, None, Some("rewrite all modules"));
+        let key = key_in(&first);
+        let total = {
+            let header = first.find("[CHANGEMODE OUTPUT - Chunk 1 of ").unwrap();
+            let rest = &first[header + "[CHANGEMODE OUTPUT - Chunk 1 of ".len()..];
+            rest[..rest.find(']').unwrap()].parse::<usize>().unwrap()
+        };
+        assert!(total > 1);
+        let mut fetched = Vec::new();
+        for i in 1..=total {
+            let chunk = fetch_chunk(&cache, &key, &json!(i));
+            assert!(chunk.contains(&format!("[CHANGEMODE OUTPUT - Chunk {i} of {total}]")));
+            if i < total {
+                let remaining = total - i;
+                let (verb, s) = if remaining == 1 { ("is", "") } else { ("are", "s") };
+                assert!(chunk.contains(&format!(
+                    "retrieve the next chunk ({} of {total}) using:\n\n```\n\
+                     gemini-fetch-chunk cacheKey=\"{key}\" chunkIndex={}\n```\n\n\
+                     There {verb} {remaining} more chunk{s} containing additional edits.",
+                    i + 1,
+                    i + 1
+                )));
+            } else {
+                assert!(!chunk.contains("Next Step"));
+            }
+            fetched.push(chunk);
+        }
+        let elapsed = started.elapsed();
+        eprintln!(
+            "changeMode round trip: {} bytes, 40 edits, {total} chunks, parsed + chunked + cached + \
+             {total} fetches in {elapsed:?}",
+            raw.len()
+        );
+
+        // Every edit comes back exactly once, grouped by file in first-appearance order.
+        let all: String = fetched.concat();
+        for file in 0..8 {
+            for edit in 0..5 {
+                let marker = format!("let new_{file}_{edit}_59 ");
+                assert_eq!(all.matches(&marker).count(), 1, "{marker}");
+            }
+        }
+        let order: Vec<usize> =
+            (0..8).map(|file| all.find(&format!("let new_{file}_0_0 ")).unwrap()).collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]));
+        assert!(fetched[0].starts_with(
+            "ChangeMode Summary (Complete analysis across all chunks):\nTotal edits: 40 (across all chunks)\nFiles affected: 8\n"
+        ));
+    }
 }

@@ -176,7 +176,10 @@ fn first_at_or_after(list: &[usize], pos: usize) -> Option<usize> {
 
 /// Parses a run of ASCII digits like JS `parseInt(s, 10)`, saturating instead of losing precision.
 fn parse_line_number(digits: &str) -> u64 {
-    digits.bytes().fold(0u64, |acc, b| acc.saturating_mul(10).saturating_add(u64::from(b - b'0')))
+    digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0u64, |acc, b| acc.saturating_mul(10).saturating_add(u64::from(b - b'0')))
 }
 
 /// `0` for an empty text, else the number of lines.

@@ -50,7 +50,8 @@ INSTRUCTIONS:
 6. Check that every line number points to where the OLD text begins.
 
 CRITICAL REQUIREMENTS:
-1. Use only the format below; put no other markup around the blocks.
+1. Use exactly the format below: bare ``` fences with no language name after them, and no \
+other markup around the blocks.
 2. Every OLD text must be found by a plain Ctrl+F search in the current file.
 3. Every OLD text must occur only once in its file.
 4. If a line is not unique (a lone closing tag such as </div>, a bare brace), include the lines \
