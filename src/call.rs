@@ -1,15 +1,15 @@
 //! What a tool call can reach: the services shared by every call, and the call's own state (its
 //! progress reporting and its abort flag). Tools see this, never JSON-RPC ids.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::backend::Backends;
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{self, OnStdout};
 use crate::progress::Progress;
-use crate::queue::AgyQueue;
+use crate::queue::{AgyQueue, Ticket};
 
 /// Shared by every call for the life of the process.
 pub struct Services {
@@ -36,6 +36,8 @@ pub struct Call {
     progress: Option<Arc<Progress>>,
     aborted: AtomicBool,
     interrupted: AtomicBool,
+    /// The agy queue place reserved when the call arrived (model tools only).
+    ticket: Mutex<Option<Ticket>>,
 }
 
 /// A tool's view of the world: the services and its own call.
@@ -45,13 +47,19 @@ pub struct Ctx<'a> {
 }
 
 impl Call {
-    pub fn new(tool: &str, progress: Option<Arc<Progress>>) -> Call {
+    pub fn new(tool: &str, progress: Option<Arc<Progress>>, ticket: Option<Ticket>) -> Call {
         Call {
             tool: tool.to_string(),
             progress,
             aborted: AtomicBool::new(false),
             interrupted: AtomicBool::new(false),
+            ticket: Mutex::new(ticket),
         }
+    }
+
+    /// Takes the call's reserved agy queue place, if it still has one.
+    pub fn take_ticket(&self) -> Option<Ticket> {
+        self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Reports text produced by the call (tool messages, child stdout) for the keepalive preview.

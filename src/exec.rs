@@ -238,6 +238,11 @@ pub fn run(
     guard.reaped = true;
     let (stdout, stderr) = collect(pgid, stdout, stderr);
     drop(guard);
+    // A child that overflowed and then exited before the next poll was still cut short.
+    let ending = match ending {
+        Ending::Exited if overflow.load(Ordering::SeqCst) => Ending::Overflow,
+        ending => ending,
+    };
 
     if spec.logged {
         let code = status.code().map_or("null".to_string(), |c| c.to_string());

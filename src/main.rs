@@ -1,7 +1,6 @@
 //! Entry point: parses the command line (`--version`, `--help`, `doctor`), sets up logging and
 //! signal handling, and runs the MCP server on stdio.
 
-
 mod backend;
 mod call;
 mod catalog;
@@ -23,18 +22,21 @@ mod validate;
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::thread;
 
 use crossbeam_channel::{Receiver, unbounded};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::call::{Call, Ctx, Services};
 use crate::config::Config;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => serve(),
+        [cmd] if cmd == "doctor" => doctor(),
         [flag] if flag == "--version" || flag == "-V" => {
             write_stdout(&format!("gemini-relay {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
@@ -71,6 +73,18 @@ fn serve() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `gemini-relay doctor`: the gemini-doctor report on stdout; exit 0 when the verdict is
+/// "System Ready", 1 otherwise.
+fn doctor() -> ExitCode {
+    logging::init();
+    let config = Config::from_env(|name| std::env::var(name).ok());
+    let services = Services::new(config);
+    let call = Arc::new(Call::new("gemini-doctor", None, None));
+    let (ready, report) = tools::doctor::run(&Ctx { services: &services, call: &call });
+    write_stdout(&format!("{report}\n"));
+    if ready { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// SIGTERM, SIGINT and SIGHUP become events for the server loop. SIGCHLD is never registered here:

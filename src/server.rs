@@ -234,7 +234,9 @@ impl Server {
             progress
         });
         log::info!("Tool {name}({})", redact::invocation_shape(params.get("arguments")));
-        let call = Arc::new(Call::new(name, progress));
+        // Model tools take their agy queue place now, in arrival order (§4.1).
+        let ticket = tools::may_run_agy(name).then(|| self.services.backends.queue.reserve());
+        let call = Arc::new(Call::new(name, progress, ticket));
         let seq = self.next_seq;
         self.next_seq += 1;
         self.in_flight.insert(id.clone(), InFlight { seq, call: call.clone(), batch });
@@ -352,6 +354,9 @@ impl Worker {
         let outcome = logging::with_request_level(self.log_level.as_deref(), || {
             catch_unwind(AssertUnwindSafe(|| tools::call(&ctx, spec, args)))
         });
+        if let Some(ticket) = call.take_ticket() {
+            self.services.backends.queue.release(ticket);
+        }
         let (text, ok) = match outcome {
             Ok(Ok(text)) => (text, true),
             Ok(Err(message)) => {

@@ -8,3 +8,9 @@ mod util;
 
 // Transport, JSON-RPC strictness, lifecycle of both protocol eras.
 mod protocol;
+
+// The execution engine: children, failures, timeouts, cancellation, shutdown, concurrency.
+mod engine;
+
+// The agy backend and the model tools.
+mod agy;

@@ -438,7 +438,11 @@ impl Fakes {
 
     /// Every start record so far, in order.
     pub fn runs(&self) -> Vec<Invocation> {
-        self.records().into_iter().filter(|r| r["event"] == "start").map(|record| Invocation { record }).collect()
+        self.records()
+            .into_iter()
+            .filter(|r| r["event"] == "start")
+            .map(|record| Invocation { record })
+            .collect()
     }
 
     /// Prompt runs only (not `--help`, `--version`, `models`, `/usage`).
@@ -455,8 +459,10 @@ impl Fakes {
     pub fn leftovers(&self, relay_pid: u32, within: Duration) -> Vec<u32> {
         let deadline = Instant::now() + within;
         loop {
-            let left: Vec<u32> =
-                marked_processes(&self.marker).into_iter().filter(|pid| *pid != relay_pid).collect();
+            let left: Vec<u32> = marked_processes(&self.marker)
+                .into_iter()
+                .filter(|pid| *pid != relay_pid)
+                .collect();
             if left.is_empty() || Instant::now() >= deadline {
                 return left;
             }
@@ -467,7 +473,12 @@ impl Fakes {
 
 impl Invocation {
     pub fn argv(&self) -> Vec<String> {
-        self.record["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect()
+        self.record["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect()
     }
 
     /// The exact bytes the fake read from stdin (`None` when it read nothing).

@@ -173,6 +173,11 @@ impl Backends {
 pub fn run_with_backend(ctx: &Ctx<'_>, mut request: Request) -> Result<Reply, String> {
     let backends = &ctx.services.backends;
     let (backend, mut notices) = backends.select_now();
+    if backend != Backend::Agy {
+        if let Some(ticket) = ctx.call.take_ticket() {
+            backends.queue.release(ticket);
+        }
+    }
     notices.extend(capability_notices(backend, &mut request.options));
     let (text, more, conversation_id) = match backend {
         Backend::Agy => agy::run::run(ctx, &request)?,

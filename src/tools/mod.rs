@@ -42,6 +42,11 @@ pub fn call(ctx: &Ctx<'_>, spec: &ToolSpec, args: Map<String, Value>) -> Result<
     }
 }
 
+/// Whether a tool may run agy (and so takes an agy queue place when it arrives).
+pub fn may_run_agy(tool: &str) -> bool {
+    matches!(tool, "gemini-ask" | "gemini-plan" | "gemini-brainstorm" | "gemini-image")
+}
+
 /// A validated string argument.
 pub fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)

@@ -26,7 +26,8 @@ pub fn run(
     request: &Request,
 ) -> Result<(String, Vec<String>, Option<String>), String> {
     let backends = &ctx.services.backends;
-    let Some(_slot) = backends.queue.acquire(ctx.call.aborted_flag()) else {
+    let ticket = ctx.call.take_ticket().unwrap_or_else(|| backends.queue.reserve());
+    let Some(_slot) = backends.queue.wait(ticket, ctx.call.aborted_flag()) else {
         ctx.call.mark_interrupted();
         return Err("agy was cancelled".to_string());
     };

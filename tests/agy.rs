@@ -1,0 +1,753 @@
+//! The agy backend end to end against `fixtures/fake-agy`: the Appendix B wire examples, the argv
+//! table of §3.4.3, the run ladder's branches, the queue, and the model tools.
+
+use std::fs;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::util::{Fakes, Relay, Setup, TempDir};
+
+const S: [&str; 6] =
+    ["--input-format", "stream-json", "--output-format", "stream-json", "--print-timeout", "2640s"];
+const RETIRED: &str = "⚠️ Gemini CLI was retired on 2026-06-18; defaulting to the Antigravity CLI (agy) backend. Set GEMINI_MCP_BACKEND=gemini to override.";
+
+fn agy(fakes: &Fakes) -> Setup {
+    fakes.setup().env("GEMINI_MCP_BACKEND", "agy")
+}
+
+fn with_s(flags: &[&str]) -> Vec<String> {
+    flags.iter().chain(S.iter()).map(|s| s.to_string()).collect()
+}
+
+fn last_argv(fakes: &Fakes) -> Vec<String> {
+    fakes.prompt_runs().last().expect("a prompt run").argv()
+}
+
+#[test]
+fn b1_plain_ask_first_call_with_progress_token() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_AGY_RESPONSE", "4").spawn();
+    relay.send_raw(
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"gemini-ask\",\"arguments\":{\"prompt\":\"What is 2 + 2?\"},\"_meta\":{\"progressToken\":\"p1\"}}}\n".as_bytes(),
+    );
+    let response = relay.response(&json!(5));
+    assert_eq!(
+        response.to_string(),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{RETIRED}\\n\\nGemini response:\\n4\\n\\n🧵 conversationId: c1 (pass it back to continue this thread)\"}}],\"isError\":false}}}}"
+        )
+    );
+    let progress = relay.take_progress(&json!("p1"));
+    assert_eq!(
+        progress[0],
+        json!({"progressToken": "p1", "progress": 0, "message": "🔍 Starting gemini-ask"})
+    );
+    assert_eq!(
+        progress.last().unwrap(),
+        &json!({"progressToken": "p1", "progress": 100, "total": 100, "message": "✅ gemini-ask completed successfully"})
+    );
+    let run = &fakes.prompt_runs()[0];
+    assert_eq!(run.argv(), with_s(&["--disable-slash-commands"]));
+    assert_eq!(
+        run.stdin().unwrap(),
+        b"{\"event\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"What is 2 + 2?\"}}\n"
+    );
+    let stderr = relay.stderr();
+    assert!(stderr.contains("[GMCPT] Tool gemini-ask(prompt=<14 chars>)"), "{stderr}");
+    assert!(stderr.contains("Starting: agy --disable-slash-commands --input-format <11 chars> --output-format <11 chars> --print-timeout <5 chars>"), "{stderr}");
+    assert!(!stderr.contains("2 + 2"), "no prompt text in the logs");
+
+    // A second identical call has no notice: delivery spent it.
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "What is 2 + 2?"}));
+    assert_eq!(
+        text,
+        "Gemini response:\n4\n\n🧵 conversationId: c1 (pass it back to continue this thread)"
+    );
+}
+
+#[test]
+fn migration_notice_is_not_spent_by_models_or_failures() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_EXIT", "1").env("FAKE_STDERR", "nope").spawn();
+    let (models, _) = relay.call_text("gemini-models", json!({}));
+    assert!(models.contains("**Backend Notices:**\n> ⚠️ Gemini CLI was retired"), "{models}");
+    let (failed, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(is_error, "{failed}");
+    let mut relay2 = fakes.setup().spawn();
+    drop(relay);
+    let (first, _) = relay2.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(first.starts_with(RETIRED), "{first}");
+}
+
+#[test]
+fn b2_json_schema_with_usage_returns_the_structured_output() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_RESPONSE", "")
+        .env("FAKE_AGY_CONVERSATION_ID", "c2")
+        .env("FAKE_AGY_STRUCTURED", r#"{"count":392}"#)
+        .env("FAKE_AGY_USAGE_JSON", r#"{"input_tokens":45000,"output_tokens":12}"#)
+        .spawn();
+    let schema = json!({"type": "object", "properties": {"count": {"type": "integer"}}});
+    let (text, is_error) = relay.call_text(
+        "gemini-ask",
+        json!({"prompt": "count", "jsonSchema": schema, "includeUsage": true}),
+    );
+    assert_eq!((text.as_str(), is_error), ("Gemini response:\n{\n  \"count\": 392\n}", false));
+    assert_eq!(
+        last_argv(&fakes),
+        with_s(&[
+            "--json-schema",
+            r#"{"type":"object","properties":{"count":{"type":"integer"}}}"#,
+            "--disable-slash-commands"
+        ])
+    );
+}
+
+#[test]
+fn b3_agy_refusal_reaches_the_caller_verbatim() {
+    let fakes = Fakes::new();
+    let verdict = "invalid model selection \"nope\". Available models: gemini-3.8-flash-high";
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_VERDICT_EXIT", "1").env("FAKE_AGY_ERROR", verdict).spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "gemini-ask", "arguments": {"prompt": "hi", "model": "nope"}, "_meta": {"progressToken": "b3"}}}));
+    let response = relay.response(&json!(1));
+    assert_eq!(
+        response["result"],
+        json!({"content": [{"type": "text", "text": format!("Error executing gemini-ask: {verdict}")}], "isError": true})
+    );
+    assert_eq!(
+        relay.take_progress(&json!("b3")).last().unwrap()["message"],
+        "❌ gemini-ask failed"
+    );
+    assert_eq!(&last_argv(&fakes)[..2], ["--model", "nope"]);
+}
+
+#[test]
+fn status_error_on_exit_zero_is_a_failure() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_STATUS", "ERROR").env("FAKE_AGY_ERROR", "quota gone").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: quota gone".to_string(), true)
+    );
+}
+
+#[test]
+fn b4_denied_actions_and_non_success_status_become_notices() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_RESPONSE", "Done.")
+        .env("FAKE_AGY_CONVERSATION_ID", "c3")
+        .env("FAKE_AGY_DENIED", r#"[{"display_name":"AskQuestion"}]"#)
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})).0,
+        "⚠️ agy refused 1 tool action(s) in this headless run (nobody could approve them): AskQuestion.\n\nGemini response:\nDone.\n\n🧵 conversationId: c3 (pass it back to continue this thread)"
+    );
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_RESPONSE", "partial").env("FAKE_AGY_STATUS", "TIMEOUT").spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(!is_error);
+    assert!(
+        text.starts_with(
+            "⚠️ agy reported status \"TIMEOUT\" for this run.\n\nGemini response:\npartial"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn b6_sandbox_is_forwarded_with_a_notice() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").spawn();
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x", "sandbox": true}));
+    assert!(text.starts_with("⚠️ Backend \"agy\" does not isolate tool execution in headless mode; the sandbox request cannot be guaranteed.\n\nGemini response:\nok"), "{text}");
+    assert_eq!(last_argv(&fakes), with_s(&["--disable-slash-commands", "--sandbox"]));
+}
+
+#[test]
+fn b7_no_capabilities_means_a_bare_argv() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_HELP", "none").env("FAKE_AGY_RESPONSE", "plain").spawn();
+    let (text, _) = relay.call_text(
+        "gemini-ask",
+        json!({"prompt": "x", "model": "pro", "effort": "high", "sandbox": true}),
+    );
+    assert_eq!(last_argv(&fakes), ["-p", "x"]);
+    assert!(fakes.prompt_runs()[0].stdin().is_none());
+    assert_eq!(
+        text,
+        "⚠️ Backend \"agy\" does not isolate tool execution in headless mode; the sandbox request cannot be guaranteed.\n\nGemini response:\nplain"
+    );
+}
+
+#[test]
+fn argv_with_every_option() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").spawn();
+    relay.call_text(
+        "gemini-ask",
+        json!({"prompt": "x", "model": "pro", "effort": "high", "jsonSchema": {"type": "object"}, "mode": "plan",
+               "addDirs": ["../lib"], "agent": "reviewer", "conversationId": "c1", "sandbox": true, "skipPermissions": true}),
+    );
+    assert_eq!(
+        last_argv(&fakes),
+        with_s(&[
+            "--model",
+            "gemini-3.1-pro-high",
+            "--effort",
+            "high",
+            "--json-schema",
+            r#"{"type":"object"}"#,
+            "--mode",
+            "plan",
+            "--add-dir",
+            "../lib",
+            "--agent",
+            "reviewer",
+            "--disable-slash-commands",
+            "--conversation",
+            "c1",
+            "--sandbox",
+            "--dangerously-skip-permissions",
+        ])
+    );
+}
+
+#[test]
+fn slash_commands_go_on_argv_only_when_allowed() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "/skills", "allowSlashCommands": true}));
+    assert_eq!(
+        last_argv(&fakes),
+        ["--output-format", "json", "--print-timeout", "2640s", "-p", "/skills"]
+    );
+    relay.call_text("gemini-ask", json!({"prompt": "hi", "allowSlashCommands": true}));
+    assert_eq!(last_argv(&fakes), with_s(&[]));
+}
+
+#[test]
+fn builds_without_stream_json_take_the_prompt_on_argv() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_HELP", "nostream").env("FAKE_AGY_RESPONSE", "ok").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "hi"})).0,
+        "Gemini response:\nok\n\n🧵 conversationId: c1 (pass it back to continue this thread)"
+    );
+    assert_eq!(
+        last_argv(&fakes),
+        [
+            "--disable-slash-commands",
+            "--output-format",
+            "json",
+            "--print-timeout",
+            "2640s",
+            "-p",
+            "hi"
+        ]
+    );
+    relay.call_text("gemini-ask", json!({"prompt": "-y x"}));
+    assert_eq!(last_argv(&fakes).last().unwrap(), " -y x", "a leading dash gets a space");
+    let big = "z".repeat(200_000);
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": big}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Error executing gemini-ask: The prompt is 200000 bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
+    );
+    assert_eq!(fakes.prompt_runs().len(), 2, "nothing spawned for the oversized prompt");
+}
+
+#[test]
+fn json_only_build_and_usage_line() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_HELP", "json")
+        .env("FAKE_AGY_RESPONSE", "answer")
+        .env(
+            "FAKE_AGY_USAGE_JSON",
+            r#"{"input_tokens":12345,"output_tokens":678,"thinking_tokens":4321}"#,
+        )
+        .env("FAKE_AGY_DURATION", "17.3")
+        .spawn();
+    let (text, _) = relay
+        .call_text("gemini-ask", json!({"prompt": "x", "includeUsage": true, "effort": "high"}));
+    assert_eq!(last_argv(&fakes), ["--output-format", "json", "-p", "x"]);
+    assert!(text.starts_with("Gemini response:\nanswer\n\n📊 [Tokens: 12,345 in, 678 out (4321 thinking) | 17.3s]\n\n🧵 conversationId: c1"), "{text}");
+}
+
+#[test]
+fn print_timeout_derivation_and_override() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("GEMINI_MCP_TIMEOUT", "2").env("FAKE_AGY_RESPONSE", "ok").spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(last_argv(&fakes).ends_with(&["--print-timeout".to_string(), "60s".to_string()]));
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("AGY_PRINT_TIMEOUT", " 30m ").env("FAKE_AGY_RESPONSE", "ok").spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(last_argv(&fakes).ends_with(&["--print-timeout".to_string(), "30m".to_string()]));
+}
+
+#[test]
+fn capability_probe_runs_once_per_process() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").spawn();
+    for _ in 0..3 {
+        relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    }
+    let probes = fakes.runs().iter().filter(|r| r.record["kind"] == "help").count();
+    assert_eq!(probes, 1);
+}
+
+#[test]
+fn per_tool_argv() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").spawn();
+    relay.call_text("gemini-plan", json!({"task": "t"}));
+    assert_eq!(
+        last_argv(&fakes),
+        with_s(&[
+            "--model",
+            "gemini-3.8-flash-high",
+            "--effort",
+            "high",
+            "--mode",
+            "plan",
+            "--disable-slash-commands"
+        ])
+    );
+    let stdin = String::from_utf8(fakes.prompt_runs().last().unwrap().stdin().unwrap()).unwrap();
+    assert!(
+        stdin.contains(
+            "# ARCHITECTURAL & IMPLEMENTATION PLANNING REQUEST\\n\\n## Goal / Task:\\nt\\n"
+        ),
+        "{stdin}"
+    );
+    relay.call_text("gemini-brainstorm", json!({"prompt": "ideas"}));
+    assert_eq!(last_argv(&fakes), with_s(&["--disable-slash-commands"]));
+    relay.call_text(
+        "gemini-brainstorm",
+        json!({"prompt": "ideas", "model": "flash", "effort": "low"}),
+    );
+    assert_eq!(
+        last_argv(&fakes),
+        with_s(&[
+            "--model",
+            "gemini-3.8-flash-high",
+            "--effort",
+            "low",
+            "--disable-slash-commands"
+        ])
+    );
+    relay.call_text("gemini-image", json!({"prompt": "a cat"}));
+    assert_eq!(
+        last_argv(&fakes),
+        with_s(&["--model", "gemini-3.8-flash-high", "--disable-slash-commands"])
+    );
+}
+
+#[test]
+fn plan_reports_no_thread_and_appends_usage_by_default() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_RESPONSE", "the plan")
+        .env("FAKE_AGY_USAGE_JSON", r#"{"input_tokens":1000,"output_tokens":20}"#)
+        .env("FAKE_AGY_DURATION", "2")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-plan", json!({"task": "t"})),
+        ("the plan\n\n📊 [Tokens: 1,000 in, 20 out | 2.0s]".to_string(), false)
+    );
+    assert_eq!(
+        relay.call_text("gemini-plan", json!({"task": "  "})),
+        ("Error executing gemini-plan: Please provide a task or goal to plan.".to_string(), true)
+    );
+}
+
+#[test]
+fn plan_on_the_gemini_backend_gets_effort_and_mode_notices() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_GEMINI_RESPONSE", "plan")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-plan", json!({"task": "t"})).0,
+        "⚠️ Backend \"gemini\" does not support reasoning effort configuration; \"high\" was ignored.\n⚠️ Backend \"gemini\" does not support execution mode \"plan\".\n\nplan"
+    );
+    assert_eq!(last_argv(&fakes), ["-m", "gemini-3.8-flash-high"]);
+}
+
+#[test]
+fn silent_run_without_transcript() {
+    let fakes = Fakes::new();
+    let project = TempDir::new("silent");
+    let mut relay = agy(&fakes).env("FAKE_AGY_SILENT", "1").cwd(&project.path).spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(is_error);
+    let cwd = fs::canonicalize(&project.path).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "Error executing gemini-ask: agy produced no output for {} (no stdout, stderr, or transcript). Run `agy -p \"hi\"` directly to check for an expired login or exhausted quota.",
+            cwd.display()
+        )
+    );
+}
+
+#[test]
+fn silent_run_recovers_a_fresh_transcript() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_SILENT", "1")
+        .env("FAKE_AGY_TRANSCRIPT", "1")
+        .env("FAKE_AGY_CONVERSATION_ID", "conv-7")
+        .env("FAKE_AGY_TRANSCRIPT_REPLY", "from the transcript")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Gemini response:\nfrom the transcript\n\n🧵 conversationId: conv-7 (pass it back to continue this thread)".to_string(), false)
+    );
+    let (listing, _) = relay.call_text("gemini-conversations", json!({"limit": 5}));
+    assert!(
+        listing.starts_with(
+            "| id | last active | cwd | first prompt |\n| --- | --- | --- | --- |\n| `conv-7` |"
+        ),
+        "{listing}"
+    );
+    assert!(listing.ends_with("\n\nContinue one with gemini-ask and `conversationId: \"<id>\"`."));
+}
+
+#[test]
+fn a_stale_transcript_is_not_recovered() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_SILENT", "1").spawn();
+    let logs = relay.home.join(".gemini/antigravity-cli/brain/old/.system_generated/logs");
+    fs::create_dir_all(&logs).unwrap();
+    fs::write(
+        logs.join("transcript.jsonl"),
+        "{\"type\":\"USER_INPUT\",\"content\":\"q\"}\n{\"source\":\"MODEL\",\"type\":\"PLANNER_RESPONSE\",\"status\":\"DONE\",\"content\":\"stale\"}\n",
+    )
+    .unwrap();
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    fs::File::open(&logs).unwrap().set_modified(old).unwrap();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(is_error);
+    assert!(text.contains("agy produced no output for"), "{text}");
+    let (listing, _) = relay.call_text("gemini-conversations", json!({}));
+    assert!(listing.contains("| `old` |"), "listing still shows it: {listing}");
+}
+
+#[test]
+fn stderr_only_and_plain_failures_fall_through_the_ladder() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_STDERR_ONLY", "1")
+        .env("FAKE_STDERR", "Individual quota reached")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: Individual quota reached".to_string(), true)
+    );
+    assert!(
+        relay
+            .stderr()
+            .contains("agy: print-mode failed (Individual quota reached); trying recovery.")
+    );
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_EXIT", "1").env("FAKE_STDOUT", "not json").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: Command failed with exit code 1: not json".to_string(), true)
+    );
+}
+
+#[test]
+fn timeouts_are_terminal_on_agy() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_TIMEOUT", "0.01")
+        .env("FAKE_HANG", "1")
+        .env("FAKE_GRANDCHILD", "1")
+        .env("FAKE_AGY_TRANSCRIPT", "1")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: agy timed out after 1s".to_string(), true)
+    );
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn agy_runs_are_serialized_in_arrival_order() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.3").spawn();
+    let ids: Vec<Value> = (0..3)
+        .map(|i| {
+            relay.send_request(
+                "tools/call",
+                json!({"name": "gemini-ask", "arguments": {"prompt": format!("p{i}")}}),
+            )
+        })
+        .collect();
+    // A cheap call is answered while the agy calls queue.
+    let start = Instant::now();
+    assert_eq!(relay.call_text("gemini-ping", json!({})).0, "Pong!");
+    assert!(start.elapsed() < Duration::from_millis(200));
+    for id in &ids {
+        assert_eq!(relay.response(id)["result"]["isError"], false);
+    }
+    let records = fakes.records();
+    let runs: Vec<&Value> = records.iter().filter(|r| r["kind"] == "run").collect();
+    let ends: Vec<&Value> = records.iter().filter(|r| r["event"] == "end").collect();
+    assert_eq!(runs.len(), 3);
+    for pair in runs.windows(2) {
+        let end_of_first = ends.iter().find(|e| e["pid"] == pair[0]["pid"]).unwrap();
+        assert!(pair[1]["t_ms"].as_i64() >= end_of_first["t_ms"].as_i64(), "runs overlapped");
+    }
+    let prompts: Vec<String> = fakes
+        .prompt_runs()
+        .iter()
+        .map(|r| String::from_utf8(r.stdin().unwrap()).unwrap())
+        .collect();
+    for (i, stdin) in prompts.iter().enumerate() {
+        assert!(stdin.contains(&format!("\"content\":\"p{i}\"")), "order {i}: {stdin}");
+    }
+}
+
+#[test]
+fn a_queued_call_cancelled_by_the_client_never_runs() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.5").spawn();
+    let first = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
+    );
+    let second = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "second"}}),
+    );
+    let third = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "third"}}),
+    );
+    relay.notify("notifications/cancelled", json!({"requestId": second}));
+    assert_eq!(relay.response(&first)["result"]["isError"], false);
+    assert_eq!(relay.response(&third)["result"]["isError"], false);
+    assert!(relay.drain(Duration::from_millis(200)).is_empty());
+    let prompts: Vec<String> = fakes
+        .prompt_runs()
+        .iter()
+        .map(|r| String::from_utf8(r.stdin().unwrap()).unwrap())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts.iter().all(|p| !p.contains("second")));
+}
+
+#[test]
+fn gemini_cancel_leaves_queued_calls_alone() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.6").spawn();
+    let first = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
+    );
+    let second = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "second"}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fakes.prompt_runs().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(relay.call_text("gemini-cancel", json!({})).0, "Cancelled 1 run.");
+    assert_eq!(
+        relay.response(&first)["result"]["content"][0]["text"],
+        "Error executing gemini-ask: agy was cancelled by gemini-cancel"
+    );
+    assert_eq!(relay.response(&second)["result"]["isError"], false);
+}
+
+#[test]
+fn at_references_are_inlined_on_agy_and_jailed() {
+    let fakes = Fakes::new();
+    let project = TempDir::new("proj");
+    project.write("src/a.txt", "alpha\n");
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ok").cwd(&project.path).spawn();
+    relay
+        .call_text("gemini-ask", json!({"prompt": "explain @src/a.txt and mail user@example.com"}));
+    let stdin = String::from_utf8(fakes.prompt_runs()[0].stdin().unwrap()).unwrap();
+    let line: Value = serde_json::from_str(stdin.trim_end()).unwrap();
+    assert_eq!(
+        line["message"]["content"],
+        "explain \n----- BEGIN FILE: src/a.txt -----\nalpha\n\n----- END FILE: src/a.txt -----\n and mail user@example.com"
+    );
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "read @../secret.txt"}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        format!(
+            "Error executing gemini-ask: Refusing @file reference outside the project directory: \"@../secret.txt\". Only files within {} may be referenced.",
+            project.path.display()
+        )
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1, "a refused prompt never reaches agy");
+}
+
+#[test]
+fn gemini_backend_only_jail_checks() {
+    let fakes = Fakes::new();
+    let project = TempDir::new("proj");
+    project.write("a.txt", "alpha");
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "gemini").cwd(&project.path).spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "explain @a.txt"}));
+    assert_eq!(
+        fakes.prompt_runs()[0].stdin().unwrap(),
+        b"explain @a.txt",
+        "the gemini CLI inlines by itself"
+    );
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "@~/.ssh/id_rsa"}));
+    assert!(
+        is_error
+            && text.contains(
+                "Refusing @file reference outside the project directory: \"@~/.ssh/id_rsa\""
+            ),
+        "{text}"
+    );
+}
+
+#[test]
+fn models_from_agy_and_the_fallback() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).spawn();
+    let (text, _) = relay.call_text("gemini-models", json!({}));
+    assert!(text.starts_with("### Active Backend: **AGY**\n"), "{text}");
+    let listed = text.lines().filter(|l| l.starts_with("  • **")).count();
+    assert!(listed >= 1);
+    assert!(fakes.runs().iter().any(|r| r.argv() == ["--output-format", "json", "models"]));
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_MODELS", "fail").env("FAKE_SCOPE", "models").spawn();
+    let (text, is_error) = relay.call_text("gemini-models", json!({}));
+    assert!(!is_error);
+    assert!(text.contains("  • **gemini-3.1-pro-low**: Gemini 3.1 Pro (Low)"), "{text}");
+    assert!(relay.stderr().contains("agy listModels failed, using fallback: "));
+}
+
+#[test]
+fn help_on_both_backends() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).spawn();
+    let (text, _) = relay.call_text("gemini-help", json!({}));
+    assert!(text.contains("--input-format"), "{text}");
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "gemini").spawn();
+    let (text, _) = relay.call_text("gemini-help", json!({}));
+    assert!(!text.is_empty() && !text.contains("unavailable"), "{text}");
+    let mut relay = agy(&fakes).env("AGY_CLI_PATH", "/nonexistent/agy").spawn();
+    let (text, is_error) = relay.call_text("gemini-help", json!({}));
+    assert!(!is_error);
+    assert!(
+        text.starts_with(
+            "Antigravity CLI (agy) help unavailable: Could not find the \"agy\" executable."
+        ),
+        "{text}"
+    );
+    let mut relay =
+        fakes.setup().env("GEMINI_MCP_BACKEND", "gemini").env("PATH", "/nonexistent").spawn();
+    assert!(
+        relay
+            .call_text("gemini-help", json!({}))
+            .0
+            .starts_with("Gemini CLI help unavailable: Could not find the \"gemini\"")
+    );
+}
+
+#[test]
+fn doctor_verdicts() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).spawn();
+    let (text, is_error) = relay.call_text("gemini-doctor", json!({}));
+    assert!(!is_error);
+    assert!(text.starts_with("### Gemini MCP Tool Doctor & Environment Diagnostic\n"), "{text}");
+    assert!(text.contains("- Active Backend: **`AGY`** (via `GEMINI_MCP_BACKEND`)"));
+    assert!(text.contains("- Status: ✅ Installed (`agy 1.1.27-fake`)"));
+    assert!(text.contains("**73% left**"));
+    assert!(text.ends_with("🎉 **System Ready!** The modern Antigravity CLI backend is active, signed in, and operational."));
+
+    let mut relay = agy(&fakes).env("FAKE_AGY_USAGE", "fail").env("FAKE_SCOPE", "usage").spawn();
+    let (text, _) = relay.call_text("gemini-doctor", json!({}));
+    assert!(text.contains("- ❌ Login check failed"), "{text}");
+    assert!(text.ends_with("⚠️ **Action needed:** `agy` is installed, but its account check did not come back healthy — see **Login & Quota** above."));
+
+    let mut relay = agy(&fakes).env("AGY_CLI_PATH", "/nonexistent/agy").spawn();
+    let (text, _) = relay.call_text("gemini-doctor", json!({}));
+    assert!(text.ends_with("⚠️ **Action needed:** Install Antigravity CLI: `curl -fsSL https://antigravity.google/cli/install.sh | bash`"), "{text}");
+
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "gemini").spawn();
+    let (text, _) = relay.call_text("gemini-doctor", json!({}));
+    assert!(text.contains("- ℹ️ Skipped: the `gemini` backend is active"), "{text}");
+    assert!(text.ends_with("🎉 **System Ready!** The `gemini` backend is active."), "{text}");
+}
+
+#[test]
+fn doctor_subcommand_exit_status() {
+    let fakes = Fakes::new();
+    let run = |extra: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gemini-relay"));
+        cmd.arg("doctor")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", fakes.bin.path.clone());
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let agy_path = fakes.bin.join("agy").display().to_string();
+    let ok = run(&[("AGY_CLI_PATH", &agy_path)]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("System Ready"));
+    let missing = run(&[("AGY_CLI_PATH", "/nonexistent/agy")]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stdout).contains("Action needed"));
+}
+
+#[test]
+fn image_is_found_copied_and_embedded() {
+    let fakes = Fakes::new();
+    let project = TempDir::new("img");
+    let mut relay = agy(&fakes).env("FAKE_AGY_IMAGE", "1").cwd(&project.path).spawn();
+    let (text, is_error) = relay.call_text(
+        "gemini-image",
+        json!({"prompt": "a red square", "aspectRatio": "16:9", "size": "1K", "outputPath": "out/square.png"}),
+    );
+    assert!(!is_error, "{text}");
+    assert!(text.starts_with("### 🎨 Gemini Image Generation Completed\n\n- **Prompt:** \"a red square\"\n- **Aspect Ratio:** `16:9`\n- **Size:** `1K`\n- **Backend:** `AGY`\n\n💾 **Saved to Project:** `out/square.png`\n\n![Generated Image](file:///"), "{text}");
+    assert!(project.join("out/square.png").is_file());
+    let (text, is_error) =
+        relay.call_text("gemini-image", json!({"prompt": "again", "outputPath": "../escape.png"}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Error executing gemini-image: Invalid outputPath: \"../escape.png\" escapes the project workspace directory."
+    );
+}
+
+#[test]
+fn conversations_when_there_are_none() {
+    let mut relay = Relay::start();
+    assert_eq!(
+        relay.call_text("gemini-conversations", json!({"limit": 3})).0,
+        "No conversations found. Run gemini-ask once and it will report the id it created."
+    );
+}

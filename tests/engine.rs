@@ -1,0 +1,368 @@
+//! The execution engine against the fake CLIs: argv and stdin, failures and their texts, timeouts,
+//! cancellation, shutdown, output caps, concurrency and the agy queue. Every scenario that kills a
+//! child checks `/proc` afterwards: no process of the fake's group may survive.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{Fakes, Relay};
+
+fn gemini(fakes: &Fakes) -> crate::util::Setup {
+    fakes.setup().env("GEMINI_MCP_BACKEND", "gemini")
+}
+
+fn ask(relay: &mut Relay, args: Value) -> (String, bool) {
+    relay.call_text("gemini-ask", args)
+}
+
+/// Waits until the fakes logged `n` prompt runs (the child is up).
+fn wait_for_runs(fakes: &Fakes, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fakes.prompt_runs().len() < n {
+        assert!(Instant::now() < deadline, "the fake never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn gemini_argv_and_prompt_on_stdin() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).spawn();
+    let (text, is_error) =
+        ask(&mut relay, json!({"prompt": "hi", "model": "gemini-2.5-pro", "sandbox": true}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        ("Gemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=2", false)
+    );
+    let runs = fakes.prompt_runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].argv(), ["-m", "gemini-2.5-pro", "-s"]);
+    assert_eq!(runs[0].stdin().unwrap(), b"hi");
+}
+
+#[test]
+fn gemini_prompt_that_looks_like_a_flag_and_a_big_prompt_arrive_intact() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).spawn();
+    let (text, _) = ask(&mut relay, json!({"prompt": "--version"}));
+    assert_eq!(text, "Gemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=9");
+    let big = "é".repeat(600_000);
+    let (text, is_error) = ask(&mut relay, json!({"prompt": big}));
+    assert!(!is_error, "{text}");
+    assert_eq!(text, "Gemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=1200000");
+    let runs = fakes.prompt_runs();
+    assert!(runs.iter().all(|r| r.argv().is_empty()), "the prompt never goes on argv");
+    assert_eq!(runs[1].stdin().unwrap(), big.as_bytes());
+}
+
+#[test]
+fn each_child_runs_in_its_own_process_group() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).spawn();
+    ask(&mut relay, json!({"prompt": "a"}));
+    let run = &fakes.prompt_runs()[0];
+    assert_eq!(run.pid(), run.pgid(), "the fake leads its own group");
+    assert_ne!(run.pgid(), relay.pid() as i64);
+}
+
+#[test]
+fn nonzero_exit_reports_stderr_then_stdout() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_EXIT", "3").env("FAKE_STDERR", "boom\n").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(is_error);
+    assert_eq!(text, "Error executing gemini-ask: Command failed with exit code 3: boom");
+}
+
+#[test]
+fn exit_zero_with_only_stderr_fails_with_that_text() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes)
+        .env("FAKE_STDERR_ONLY", "1")
+        .env("FAKE_STDERR", "Individual quota reached")
+        .spawn();
+    assert_eq!(
+        ask(&mut relay, json!({"prompt": "x"})),
+        ("Error executing gemini-ask: Individual quota reached".to_string(), true)
+    );
+}
+
+#[test]
+fn stdout_is_trimmed_and_stderr_noise_ignored() {
+    let fakes = Fakes::new();
+    let mut relay =
+        gemini(&fakes).env("FAKE_STDOUT", "  answer  \n").env("FAKE_STDERR", "warning\n").spawn();
+    assert_eq!(ask(&mut relay, json!({"prompt": "x"})).0, "Gemini response:\nanswer");
+}
+
+#[test]
+fn missing_binary_gives_the_enoent_text() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("PATH", "/nonexistent").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(is_error);
+    let expected = "Error executing gemini-ask: Could not find the \"gemini\" executable.\n\
+        The MCP server runs in its own process and may not inherit your shell's PATH.\n\
+        • Verify it is installed and resolvable: `which gemini`.\n\
+        • The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: run `curl -fsSL https://antigravity.google/cli/install.sh | bash`, then unset GEMINI_MCP_BACKEND.\n\
+        • Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.\n\
+        • More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md";
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn missing_agy_gives_its_enoent_text() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "agy")
+        .env("AGY_CLI_PATH", "/nonexistent/agy")
+        .spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(is_error);
+    assert!(
+        text.starts_with("Error executing gemini-ask: Could not find the \"agy\" executable.\n"),
+        "{text}"
+    );
+    assert!(text.contains("set AGY_CLI_PATH to the agy binary"));
+    assert!(text.contains("Set GEMINI_MCP_BACKEND=gemini"));
+}
+
+#[test]
+fn quota_fallback_retries_on_flash() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GEMINI_QUOTA", "1").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x", "model": "gemini-2.5-pro"}));
+    assert!(!is_error, "{text}");
+    let argv: Vec<Vec<String>> = fakes.prompt_runs().iter().map(|r| r.argv()).collect();
+    assert_eq!(argv, [vec!["-m", "gemini-2.5-pro"], vec!["-m", "gemini-3.8-flash-high"]]);
+}
+
+#[test]
+fn quota_fallback_failure_text() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GEMINI_QUOTA", "all").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(is_error);
+    assert!(
+        text.starts_with("Error executing gemini-ask: gemini-3.1-pro-high quota exceeded, gemini-3.8-flash-high fallback also failed: Command failed with exit code 1: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn timeout_kills_the_whole_group_and_answers_promptly() {
+    let fakes = Fakes::new();
+    // 0.01 minutes = 600 ms; the message rounds to whole seconds.
+    let mut relay = gemini(&fakes)
+        .env("GEMINI_MCP_TIMEOUT", "0.01")
+        .env("FAKE_HANG", "1")
+        .env("FAKE_GRANDCHILD", "1")
+        .spawn();
+    let start = Instant::now();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    let took = start.elapsed();
+    assert_eq!(
+        (text.as_str(), is_error),
+        ("Error executing gemini-ask: gemini timed out after 1s", true)
+    );
+    assert!(took >= Duration::from_millis(550) && took < Duration::from_millis(1600), "{took:?}");
+    assert!(
+        fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty(),
+        "no child or grandchild survives"
+    );
+    assert!(relay.stderr().contains("gemini timed out after 1s; killing it."));
+}
+
+#[test]
+fn gemini_cancel_kills_running_children() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_HANG", "1").env("FAKE_GRANDCHILD", "1").spawn();
+    let id = relay
+        .send_request("tools/call", json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}));
+    wait_for_runs(&fakes, 1);
+    assert_eq!(
+        relay.call_text("gemini-cancel", json!({})),
+        ("Cancelled 1 run.".to_string(), false)
+    );
+    let response = relay.response(&id);
+    assert_eq!(
+        response["result"]["content"][0]["text"],
+        "Error executing gemini-ask: gemini was cancelled by gemini-cancel"
+    );
+    assert_eq!(response["result"]["isError"], true);
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+    assert_eq!(relay.call_text("gemini-cancel", json!({})).0, "Nothing was running.");
+}
+
+#[test]
+fn gemini_cancel_counts_runs() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_HANG", "1").spawn();
+    let ids: Vec<Value> = (0..3)
+        .map(|_| {
+            relay.send_request(
+                "tools/call",
+                json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}),
+            )
+        })
+        .collect();
+    wait_for_runs(&fakes, 3);
+    assert_eq!(relay.call_text("gemini-cancel", json!({})).0, "Cancelled 3 runs.");
+    for id in ids {
+        assert_eq!(relay.response(&id)["result"]["isError"], true);
+    }
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn notifications_cancelled_kills_the_child_and_suppresses_the_answer() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_HANG", "1").env("FAKE_GRANDCHILD", "1").spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": "c", "method": "tools/call",
+        "params": {"name": "gemini-ask", "arguments": {"prompt": "x"}, "_meta": {"progressToken": "c"}}}));
+    wait_for_runs(&fakes, 1);
+    relay.notify("notifications/cancelled", json!({"requestId": "c"}));
+    let start = Instant::now();
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+    assert!(start.elapsed() < Duration::from_secs(1), "killed within a second");
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    relay.take_progress(&json!("c"));
+    let rest = relay.drain(Duration::from_millis(300));
+    assert!(rest.is_empty(), "no response and no progress after cancellation: {rest:?}");
+    // A second cancel for the same id, and one for an unknown id, are ignored.
+    relay.notify("notifications/cancelled", json!({"requestId": "c"}));
+    relay.notify("notifications/cancelled", json!({"requestId": 999}));
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn stdin_eof_kills_children_and_exits() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_HANG", "1").env("FAKE_GRANDCHILD", "1").spawn();
+    relay.send_request("tools/call", json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}));
+    wait_for_runs(&fakes, 1);
+    let start = Instant::now();
+    relay.close_stdin();
+    let status = relay.wait_exit(Duration::from_secs(5)).expect("exits");
+    assert!(status.success());
+    assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+    assert!(relay.drain(Duration::from_millis(50)).is_empty(), "the killed call is not answered");
+}
+
+#[test]
+fn sigterm_kills_children_and_exits() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let fakes = Fakes::new();
+        let mut relay = gemini(&fakes).env("FAKE_HANG", "1").env("FAKE_GRANDCHILD", "1").spawn();
+        relay.send_request(
+            "tools/call",
+            json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}),
+        );
+        wait_for_runs(&fakes, 1);
+        let start = Instant::now();
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(relay.pid() as i32, signal) };
+        assert!(relay.wait_exit(Duration::from_secs(5)).expect("exits").success());
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty(), "signal {signal}");
+    }
+}
+
+#[test]
+fn output_cap_stops_a_flooding_child() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes)
+        .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "100000")
+        .env("FAKE_FLOOD_STDOUT", "5000000")
+        .spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Error executing gemini-ask: gemini produced more than 100000 bytes of output; stopped it."
+    );
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn a_stderr_flood_does_not_deadlock() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_FLOOD_STDERR", "3000000").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "abc"}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        ("Gemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=3", false)
+    );
+}
+
+#[test]
+fn a_grandchild_holding_the_pipes_does_not_hang_a_finished_call() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GRANDCHILD", "1").spawn();
+    let start = Instant::now();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
+    assert!(!is_error, "{text}");
+    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
+}
+
+#[test]
+fn a_child_that_exits_without_reading_stdin_is_fine() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_NO_STDIN", "1").spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "x".repeat(2_000_000)}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        ("Gemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=0", false)
+    );
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn gemini_runs_overlap() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_SLEEP", "0.5").spawn();
+    let start = Instant::now();
+    let ids: Vec<Value> = (0..6)
+        .map(|i| {
+            relay.send_request(
+                "tools/call",
+                json!({"name": "gemini-ask", "arguments": {"prompt": format!("p{i}")}}),
+            )
+        })
+        .collect();
+    for id in ids {
+        assert_eq!(relay.response(&id)["result"]["isError"], false);
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(2500),
+        "six 0.5 s runs overlapped: {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn progress_preview_shows_the_tail_of_child_stdout() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "agy")
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("FAKE_AGY_STREAM_SLEEP", "0.6")
+        .spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "gemini-ask", "arguments": {"prompt": "x"}, "_meta": {"progressToken": 7}}}));
+    let response = relay.response(&json!(1));
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    let progress = relay.take_progress(&json!(7));
+    let previews: Vec<&str> = progress
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .filter(|m| m.contains("\n📝 Output: ..."))
+        .collect();
+    assert!(!previews.is_empty(), "{progress:?}");
+    assert!(previews.last().unwrap().contains("text_delta"), "{previews:?}");
+}
