@@ -13,7 +13,7 @@ all: release
 
 # Static linking applies to the target only (build scripts stay dynamic), through --target.
 release:
-	CARGO_TARGET_$(HOST_ENV)_RUSTFLAGS="-C target-feature=+crt-static" \
+	CARGO_TARGET_$(HOST_ENV)_RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
 		$(CARGO) build --release --locked --target $(HOST)
 	mkdir -p target/release
 	cp target/$(HOST)/release/gemini-relay $(BIN)
