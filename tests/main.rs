@@ -14,3 +14,6 @@ mod engine;
 
 // The agy backend and the model tools.
 mod agy;
+
+// changeMode, the chunk cache and gemini-fetch-chunk.
+mod changemode;
