@@ -108,7 +108,7 @@ fn long_replies_are_chunked_cached_and_fetched() {
     assert_eq!(fakes.prompt_runs().len(), runs, "no model run for a cached chunk");
     let stderr = relay.stderr();
     assert!(
-        stderr.contains(&format!("Tool gemini-fetch-chunk(cacheKey=<8 chars> chunkIndex=2)")),
+        stderr.contains("Tool gemini-fetch-chunk(cacheKey=<8 chars> chunkIndex=2)"),
         "{stderr}"
     );
 }
