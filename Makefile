@@ -5,7 +5,10 @@ CARGO    ?= cargo
 HOST     := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 HOST_ENV := $(shell echo '$(HOST)' | tr 'a-z-' 'A-Z_')
 BIN      := target/release/gemini-relay
-SHARED   ?= ../shared
+SHARED   ?= $(abspath ../shared)
+# The interop client config: which tools each step calls. fixtures/interop-ask.json makes every host
+# call gemini-ask against the fake agy.
+INTEROP_CFG ?= $(SHARED)/interop/relay-cfg.json
 
 .PHONY: all release test lint fmt-check clippy unit run demo bench interop clean
 
@@ -44,7 +47,7 @@ bench: release
 
 interop: release
 	SERVER="env GEMINI_MCP_TEST_TOOLS=1 GEMINI_MCP_PROGRESS_INTERVAL_MS=200 AGY_CLI_PATH=$(CURDIR)/fixtures/fake-agy $(CURDIR)/$(BIN)" \
-	CFG=$(SHARED)/interop/relay-cfg.json \
+	CFG=$(abspath $(INTEROP_CFG)) \
 	CONF_SCENARIOS="server-initialize ping tools-list prompts-list logging-set-level" \
 	$(SHARED)/interop/interop.sh
 

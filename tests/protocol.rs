@@ -603,3 +603,75 @@ fn command_line_version_help_and_unknown_arguments() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--frobnicate"));
 }
+
+#[test]
+fn warnings_reach_the_client_only_after_set_level() {
+    let mut relay =
+        Setup::new().env("GEMINI_MCP_BACKEND", "bogus").env("PATH", "/nonexistent").spawn();
+    relay.call_text("gemini-help", json!({}));
+    assert!(
+        relay.drain(Duration::from_millis(100)).is_empty(),
+        "no notifications/message by default"
+    );
+    assert!(
+        relay
+            .stderr()
+            .contains("[GMCPT] Unknown GEMINI_MCP_BACKEND=\"bogus\", falling back to gemini.")
+    );
+
+    relay.request("logging/setLevel", json!({"level": "warning"}));
+    relay.call_text("gemini-help", json!({}));
+    let message = relay.recv_matching("log message", |v| v["method"] == "notifications/message");
+    assert_eq!(message["params"]["level"], "warning");
+    assert_eq!(
+        message["params"]["data"],
+        "Unknown GEMINI_MCP_BACKEND=\"bogus\", falling back to gemini."
+    );
+
+    relay.request("logging/setLevel", json!({"level": "error"}));
+    relay.call_text("gemini-help", json!({}));
+    let rest = relay.drain(Duration::from_millis(100));
+    assert!(
+        rest.iter().all(|v| v["params"]["level"] != "warning"),
+        "warnings are below error: {rest:?}"
+    );
+}
+
+#[test]
+fn a_modern_request_opts_into_log_messages_for_itself() {
+    let mut relay =
+        Setup::new().env("GEMINI_MCP_BACKEND", "bogus").env("PATH", "/nonexistent").spawn();
+    let mut params = modern_meta();
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
+    params["name"] = json!("gemini-help");
+    params["arguments"] = json!({});
+    let id = relay.send_request("tools/call", params);
+    let message = relay.recv_matching("log message", |v| v["method"] == "notifications/message");
+    assert_eq!(message["params"]["level"], "warning");
+    relay.response(&id);
+    let more = relay.drain(Duration::from_millis(100));
+    assert!(more.iter().all(|v| v["method"] == "notifications/message"), "{more:?}");
+    relay.call_text("gemini-help", json!({}));
+    assert!(relay.drain(Duration::from_millis(100)).is_empty(), "only for the request that asked");
+}
+
+#[test]
+fn invalid_numeric_settings_warn_and_fall_back() {
+    let mut relay = Setup::new()
+        .env("GEMINI_MCP_TIMEOUT", "soon")
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "-5")
+        .spawn();
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    relay.close_stdin();
+    relay.wait_exit(Duration::from_secs(5));
+    let stderr = relay.stderr();
+    assert!(
+        stderr
+            .contains("GEMINI_MCP_TIMEOUT=\"soon\" is not a positive number of minutes; using 45"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("GEMINI_MCP_PROGRESS_INTERVAL_MS=\"-5\" is not a positive integer"),
+        "{stderr}"
+    );
+}
