@@ -1,6 +1,7 @@
 //! What a tool call can reach: the services shared by every call, and the call's own state (its
 //! progress reporting and its abort flag). Tools see this, never JSON-RPC ids.
 
+use std::ffi::OsStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -114,6 +115,28 @@ impl Call {
 }
 
 impl Ctx<'_> {
+    /// A CLI run on behalf of this call, with the server's deadline and output cap, registered for
+    /// `gemini-cancel` and logged.
+    pub fn cli<'a>(
+        &self,
+        name: &'a str,
+        program: &'a OsStr,
+        args: &'a [String],
+        stdin: Option<Arc<String>>,
+    ) -> exec::Spec<'a> {
+        let config = &self.services.config;
+        exec::Spec {
+            name,
+            program,
+            args,
+            stdin,
+            timeout: config.timeout,
+            max_output: config.max_output_bytes,
+            cancellable: true,
+            logged: true,
+        }
+    }
+
     /// Runs a child through the common executor on behalf of this call.
     pub fn execute(&self, spec: exec::Spec<'_>) -> Result<String, exec::Failure> {
         let result = exec::execute(

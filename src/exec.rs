@@ -28,7 +28,8 @@ pub struct Spec<'a> {
     pub name: &'a str,
     pub program: &'a OsStr,
     pub args: &'a [String],
-    pub stdin: Option<String>,
+    /// Written to the child's stdin from its own thread, then stdin is closed.
+    pub stdin: Option<Arc<String>>,
     pub timeout: Duration,
     pub max_output: usize,
     /// Registered for `gemini-cancel` (probes and recovery runs are not).
@@ -377,7 +378,7 @@ fn wait(
     }
 }
 
-fn feed_stdin(mut stdin: std::process::ChildStdin, data: String) {
+fn feed_stdin(mut stdin: std::process::ChildStdin, data: Arc<String>) {
     let spawned = thread::Builder::new().name("child-stdin".into()).spawn(move || {
         if let Err(err) = stdin.write_all(data.as_bytes()) {
             log::error!("stdin write failed: {err}");

@@ -63,6 +63,8 @@ struct Server {
     subscriptions: Vec<RequestId>,
     batches: HashMap<u64, Batch>,
     next_seq: u64,
+    /// Serialized `tools/list` and `prompts/list` results, legacy and modern.
+    list_cache: [Option<String>; 4],
 }
 
 /// Serves MCP on stdio until end of input or a termination signal.
@@ -84,6 +86,7 @@ pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
         subscriptions: Vec::new(),
         batches: HashMap::new(),
         next_seq: 0,
+        list_cache: Default::default(),
     };
     log::debug!("gemini-relay listening on stdio");
 
@@ -160,6 +163,9 @@ impl Server {
             "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era, false)),
             "ping" => Ok(mcp::envelope(json!({}), era, false)),
             "server/discover" => Ok(mcp::discover_result()),
+            "tools/list" | "prompts/list" if batch.is_none() => {
+                return self.send_list(&id, method, era);
+            }
             "tools/list" => Ok(mcp::envelope(catalog::tools_list_result(&self.specs), era, true)),
             "prompts/list" => {
                 Ok(mcp::envelope(prompts::prompts_list_result(&self.specs), era, true))
@@ -204,6 +210,23 @@ impl Server {
         self.subscriptions.retain(|sub| *sub != id);
     }
 
+    /// Answers `tools/list` or `prompts/list` from a serialization made once per era: the lists never
+    /// change while the process lives, and they are the largest answers a host asks for repeatedly.
+    fn send_list(&mut self, id: &RequestId, method: &str, era: Era) {
+        let slot = usize::from(method == "prompts/list") * 2 + usize::from(era == Era::Modern);
+        let specs = &self.specs;
+        let result = self.list_cache[slot].get_or_insert_with(|| {
+            let result = match method {
+                "tools/list" => catalog::tools_list_result(specs),
+                _ => prompts::prompts_list_result(specs),
+            };
+            serde_json::to_string(&mcp::envelope(result, era, true)).unwrap_or_default()
+        });
+        let id = serde_json::to_string(&id.to_value()).unwrap_or_default();
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}");
+        self.out.send_serialized(line.into_bytes());
+    }
+
     fn prompts_get(&self, params: &Value) -> Result<Value, RpcError> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params(
@@ -222,8 +245,8 @@ impl Server {
         prompts::prompts_get_result(&self.specs, name, args).map_err(RpcError::invalid_params)
     }
 
-    fn start_call(&mut self, id: RequestId, params: Value, era: Era, batch: Option<u64>) {
-        let (spec, args) = match parse_call(&self.specs, &params) {
+    fn start_call(&mut self, id: RequestId, mut params: Value, era: Era, batch: Option<u64>) {
+        let (spec, args) = match parse_call(&self.specs, &mut params) {
             Ok(found) => found,
             Err(error) => return self.reply(batch, jsonrpc::error_response(Some(&id), &error)),
         };
@@ -233,7 +256,6 @@ impl Server {
             self.ticker.watch(progress.clone());
             progress
         });
-        log::info!("Tool {name}({})", redact::invocation_shape(params.get("arguments")));
         // Model tools take their agy queue place now, in arrival order (§4.1).
         let ticket = tools::may_run_agy(name).then(|| self.services.backends.queue.reserve());
         let call = Arc::new(Call::new(name, progress, ticket));
@@ -351,6 +373,7 @@ impl Worker {
     fn run(self, id: RequestId, seq: u64, era: Era, call: &Arc<Call>, args: Map<String, Value>) {
         let ctx = Ctx { services: &self.services, call };
         let Some(spec) = self.specs.iter().find(|spec| spec.name == call.tool) else { return };
+        log::info!("Tool {}({})", spec.name, redact::invocation_shape(&args));
         let outcome = logging::with_request_level(self.log_level.as_deref(), || {
             catch_unwind(AssertUnwindSafe(|| tools::call(&ctx, spec, args)))
         });
@@ -390,26 +413,27 @@ impl Worker {
     }
 }
 
-/// Checks the shape of `tools/call` params and finds the tool.
+/// Checks the shape of `tools/call` params, finds the tool and takes the arguments out (a large
+/// prompt is moved, never copied).
 fn parse_call<'a>(
     specs: &'a [ToolSpec],
-    params: &Value,
+    params: &mut Value,
 ) -> Result<(&'a ToolSpec, Map<String, Value>), RpcError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(RpcError::invalid_params("Invalid params: tools/call needs a string \"name\""));
     };
-    let args = match params.get("arguments") {
-        None => Map::new(),
-        Some(Value::Object(args)) => args.clone(),
-        Some(_) => {
-            return Err(RpcError::invalid_params(
-                "Invalid params: \"arguments\" must be an object",
-            ));
+    let not_an_object =
+        || RpcError::invalid_params("Invalid params: \"arguments\" must be an object");
+    let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+        if matches!(params.get("arguments"), None | Some(Value::Object(_))) {
+            return Err(RpcError::invalid_params(format!("Unknown tool: {name}")));
         }
+        return Err(not_an_object());
     };
-    match specs.iter().find(|spec| spec.name == name) {
-        Some(spec) => Ok((spec, args)),
-        None => Err(RpcError::invalid_params(format!("Unknown tool: {name}"))),
+    match params.get_mut("arguments").map(Value::take) {
+        None => Ok((spec, Map::new())),
+        Some(Value::Object(args)) => Ok((spec, args)),
+        Some(_) => Err(not_an_object()),
     }
 }
 

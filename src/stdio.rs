@@ -50,6 +50,11 @@ impl Out {
         }
     }
 
+    /// Queues a message that is already serialized (one JSON value, no newline).
+    pub fn send_serialized(&self, line: Vec<u8>) {
+        let _ = self.tx.send(Outbound::Line(line));
+    }
+
     /// Waits (bounded) until everything queued so far has been written.
     pub fn flush(&self, within: Duration) {
         let (ack_tx, ack_rx) = bounded(1);
@@ -116,7 +121,13 @@ fn read_loop(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match serde_json::from_slice::<Value>(&line) {
+                let parsed = serde_json::from_slice::<Value>(&line);
+                if line.capacity() > 1024 * 1024 {
+                    // Free a big line now, not when the next one arrives: the call it carries
+                    // may hold its own copy of the payload for a long time.
+                    line = Vec::new();
+                }
+                match parsed {
                     Ok(value) => Inbound::Message(value),
                     Err(_) => Inbound::Malformed,
                 }

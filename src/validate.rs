@@ -23,14 +23,50 @@ use crate::redact::utf16_len;
 pub fn validate(
     tool: &str,
     schema: &Value,
-    args: &Map<String, Value>,
+    args: Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
     let mut issues = Vec::new();
-    let (_, output) = check_object_properties(schema, args, "", &mut issues);
-    if issues.is_empty() {
-        return Ok(output);
+    check_object_properties(schema, &args, "", &mut issues);
+    if !issues.is_empty() {
+        return Err(format!("Invalid arguments for {tool}: {}", issues.join(", ")));
     }
-    Err(format!("Invalid arguments for {tool}: {}", issues.join(", ")))
+    // Checking borrows; cleaning moves, so a 10 MB prompt is never copied.
+    Ok(clean_properties(schema, args))
+}
+
+/// The accepted value as zod outputs it: objects with `properties` keep only those, in schema
+/// order, with defaults filled in; everything else is unchanged.
+fn clean(schema: &Value, value: Value) -> Value {
+    match value {
+        Value::Object(map) if schema.get("properties").is_some() => {
+            Value::Object(clean_properties(schema, map))
+        }
+        Value::Array(items) => match schema.get("items") {
+            Some(item_schema) => {
+                Value::Array(items.into_iter().map(|item| clean(item_schema, item)).collect())
+            }
+            None => Value::Array(items),
+        },
+        other => other,
+    }
+}
+
+fn clean_properties(schema: &Value, mut map: Map<String, Value>) -> Map<String, Value> {
+    let mut output = Map::new();
+    let Some(Value::Object(properties)) = schema.get("properties") else { return output };
+    for (key, property) in properties {
+        match map.remove(key) {
+            Some(value) => {
+                output.insert(key.clone(), clean(property, value));
+            }
+            None => {
+                if let Some(default) = property.get("default") {
+                    output.insert(key.clone(), default.clone());
+                }
+            }
+        }
+    }
+    output
 }
 
 /// How a value fared, as zod's parse status: `Aborted` when its type was wrong (further checks on
@@ -45,12 +81,7 @@ enum Status {
 
 /// Checks one value against one schema, appending `<path>: <message>` issues, and returns its
 /// status and the cleaned value.
-fn check_value(
-    schema: &Value,
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_value(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     if let Some(Value::Array(branches)) = schema.get("anyOf") {
         return check_union(branches, value, path, issues);
     }
@@ -77,61 +108,45 @@ fn check_value(
         Some("array") => check_array(schema, value, path, issues),
         Some("object") => check_object(schema, value, path, issues),
         // No type (or one this validator does not know) accepts anything, like `z.any()`.
-        _ => (Status::Valid, value.clone()),
+        _ => Status::Valid,
     }
 }
 
 /// zod's union: the first branch that passes wins; otherwise the issues of the first branch that
 /// only failed constraints; otherwise one `Invalid input` issue.
-fn check_union(
-    branches: &[Value],
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_union(branches: &[Value], value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     let mut first_dirty = None;
     for branch in branches {
         let mut branch_issues = Vec::new();
-        let (status, output) = check_value(branch, value, path, &mut branch_issues);
-        match status {
-            Status::Valid => return (Status::Valid, output),
-            Status::Dirty if first_dirty.is_none() => first_dirty = Some((branch_issues, output)),
+        match check_value(branch, value, path, &mut branch_issues) {
+            Status::Valid => return Status::Valid,
+            Status::Dirty if first_dirty.is_none() => first_dirty = Some(branch_issues),
             Status::Dirty | Status::Aborted => (),
         }
     }
-    if let Some((branch_issues, output)) = first_dirty {
+    if let Some(branch_issues) = first_dirty {
         issues.extend(branch_issues);
-        return (Status::Dirty, output);
+        return Status::Dirty;
     }
     push_issue(issues, path, "Invalid input");
-    (Status::Aborted, value.clone())
+    Status::Aborted
 }
 
 /// zod's `enum`: string options only; a non-string reports the joined options as expected type.
-fn check_enum(
-    options: &[Value],
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_enum(options: &[Value], value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     let joined = join_values(options);
     let Value::String(text) = value else {
         push_issue(issues, path, &format!("Expected {joined}, received {}", received_type(value)));
-        return (Status::Aborted, value.clone());
+        return Status::Aborted;
     };
     if options.iter().any(|option| option.as_str() == Some(text)) {
-        return (Status::Valid, value.clone());
+        return Status::Valid;
     }
     push_issue(issues, path, &format!("Invalid enum value. Expected {joined}, received '{text}'"));
-    (Status::Aborted, value.clone())
+    Status::Aborted
 }
 
-fn check_string(
-    schema: &Value,
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_string(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     let Value::String(text) = value else {
         return type_mismatch("string", value, path, issues);
     };
@@ -144,7 +159,7 @@ fn check_string(
     if let Some((_, text)) = bound(schema, "maxLength").filter(|(max, _)| length > *max) {
         messages.push(format!("String must contain at most {text} character(s)"));
     }
-    report_constraints(&messages, value, path, issues)
+    report_constraints(&messages, path, issues)
 }
 
 /// zod's `number()` (with `.int()` for an `integer` schema): checks run in the order integer,
@@ -155,7 +170,7 @@ fn check_number(
     integer: bool,
     path: &str,
     issues: &mut Vec<String>,
-) -> (Status, Value) {
+) -> Status {
     let Some(n) = value.as_f64() else {
         return type_mismatch("number", value, path, issues);
     };
@@ -175,7 +190,7 @@ fn check_number(
     if let Some((_, text)) = bound(schema, "exclusiveMaximum").filter(|(max, _)| n >= *max) {
         messages.push(format!("Number must be less than {text}"));
     }
-    report_constraints(&messages, value, path, issues)
+    report_constraints(&messages, path, issues)
 }
 
 fn check_type(
@@ -184,66 +199,49 @@ fn check_type(
     value: &Value,
     path: &str,
     issues: &mut Vec<String>,
-) -> (Status, Value) {
+) -> Status {
     if matches {
-        return (Status::Valid, value.clone());
+        return Status::Valid;
     }
     type_mismatch(expected, value, path, issues)
 }
 
 /// zod's `array()`: every element is checked (issues at `<path>.<index>`); one element of the
 /// wrong type makes the whole array fail.
-fn check_array(
-    schema: &Value,
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_array(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     let Value::Array(items) = value else {
         return type_mismatch("array", value, path, issues);
     };
     let Some(item_schema) = schema.get("items") else {
-        return (Status::Valid, value.clone());
+        return Status::Valid;
     };
     let mut status = Status::Valid;
-    let mut output = Vec::with_capacity(items.len());
     for (idx, item) in items.iter().enumerate() {
-        let (item_status, item_output) =
+        let item_status =
             check_value(item_schema, item, &join_path(path, &idx.to_string()), issues);
         status = status.max(item_status);
-        output.push(item_output);
     }
-    (status, Value::Array(output))
+    status
 }
 
 /// An object: with `properties` it is a zod object (unknown keys dropped, defaults filled);
 /// otherwise a record whose values are checked against `additionalProperties` when that is a
 /// schema (`{}` accepts anything).
-fn check_object(
-    schema: &Value,
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn check_object(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     let Value::Object(map) = value else {
         return type_mismatch("object", value, path, issues);
     };
     if schema.get("properties").is_some() {
-        let (status, output) = check_object_properties(schema, map, path, issues);
-        return (status, Value::Object(output));
+        return check_object_properties(schema, map, path, issues);
     }
     let Some(value_schema) = schema.get("additionalProperties").filter(|it| it.is_object()) else {
-        return (Status::Valid, value.clone());
+        return Status::Valid;
     };
     let mut status = Status::Valid;
-    let mut output = Map::new();
     for (key, item) in map {
-        let (item_status, item_output) =
-            check_value(value_schema, item, &join_path(path, key), issues);
-        status = status.max(item_status);
-        output.insert(key.clone(), item_output);
+        status = status.max(check_value(value_schema, item, &join_path(path, key), issues));
     }
-    (status, Value::Object(output))
+    status
 }
 
 /// The properties of an object schema, in schema order: a missing property takes its `default`,
@@ -254,11 +252,10 @@ fn check_object_properties(
     map: &Map<String, Value>,
     path: &str,
     issues: &mut Vec<String>,
-) -> (Status, Map<String, Value>) {
+) -> Status {
     let mut status = Status::Valid;
-    let mut output = Map::new();
     let Some(Value::Object(properties)) = schema.get("properties") else {
-        return (status, output);
+        return status;
     };
     let required: Vec<&str> = match schema.get("required") {
         Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
@@ -267,47 +264,32 @@ fn check_object_properties(
     for (key, property) in properties {
         let property_path = join_path(path, key);
         let Some(value) = map.get(key) else {
-            if let Some(default) = property.get("default") {
-                output.insert(key.clone(), default.clone());
-            } else if required.contains(&key.as_str()) {
+            if property.get("default").is_none() && required.contains(&key.as_str()) {
                 push_issue(issues, &property_path, "Required");
                 status = Status::Aborted;
             }
             continue;
         };
-        let (property_status, property_output) =
-            check_value(property, value, &property_path, issues);
-        status = status.max(property_status);
-        output.insert(key.clone(), property_output);
+        status = status.max(check_value(property, value, &property_path, issues));
     }
-    (status, output)
+    status
 }
 
-fn type_mismatch(
-    expected: &str,
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn type_mismatch(expected: &str, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
     push_issue(issues, path, &format!("Expected {expected}, received {}", received_type(value)));
-    (Status::Aborted, value.clone())
+    Status::Aborted
 }
 
 /// Records the failed constraints of a value whose type matched: none leaves it valid, any makes
 /// it dirty.
-fn report_constraints(
-    messages: &[String],
-    value: &Value,
-    path: &str,
-    issues: &mut Vec<String>,
-) -> (Status, Value) {
+fn report_constraints(messages: &[String], path: &str, issues: &mut Vec<String>) -> Status {
     if messages.is_empty() {
-        return (Status::Valid, value.clone());
+        return Status::Valid;
     }
     for message in messages {
         push_issue(issues, path, message);
     }
-    (Status::Dirty, value.clone())
+    Status::Dirty
 }
 
 /// A numeric schema keyword as (value, text the way zod prints it).
@@ -368,7 +350,7 @@ mod tests {
 
     fn run(tool: &str, args: Value) -> Result<Map<String, Value>, String> {
         let args = args.as_object().cloned().expect("test arguments are an object");
-        validate(tool, &schema_of(tool), &args)
+        validate(tool, &schema_of(tool), args)
     }
 
     /// Asserts that `args` fail for `tool` with exactly `issues` after the standard prefix.
@@ -729,20 +711,23 @@ mod tests {
             "required": [],
         });
         let args = json!({"inner": {"extra": 1, "name": "ab"}, "tags": {"a": 1}});
-        let output = validate("t", &schema, args.as_object().expect("object")).expect("accepted");
+        let output =
+            validate("t", &schema, args.as_object().expect("object").clone()).expect("accepted");
         assert_eq!(
             Value::Object(output).to_string(),
             json!({"inner": {"name": "ab", "flag": true}, "tags": {"a": 1}}).to_string()
         );
         let args = json!({"inner": {"name": "a"}, "tags": {"a": "x"}});
-        let err = validate("t", &schema, args.as_object().expect("object")).expect_err("rejected");
+        let err = validate("t", &schema, args.as_object().expect("object").clone())
+            .expect_err("rejected");
         assert_eq!(
             err,
             "Invalid arguments for t: inner.name: String must contain at least 2 character(s), \
              tags.a: Expected number, received string"
         );
         let args = json!({"inner": {}});
-        let err = validate("t", &schema, args.as_object().expect("object")).expect_err("rejected");
+        let err = validate("t", &schema, args.as_object().expect("object").clone())
+            .expect_err("rejected");
         assert_eq!(err, "Invalid arguments for t: inner.name: Required");
     }
 
@@ -756,7 +741,8 @@ mod tests {
             "required": [],
         });
         let args = json!({"x": "ab"});
-        let err = validate("t", &schema, args.as_object().expect("object")).expect_err("rejected");
+        let err = validate("t", &schema, args.as_object().expect("object").clone())
+            .expect_err("rejected");
         assert_eq!(err, "Invalid arguments for t: x: String must contain at least 3 character(s)");
     }
 
@@ -768,12 +754,14 @@ mod tests {
             "required": [],
         });
         let args = json!({"s": "🧵"});
-        assert!(validate("t", &schema, args.as_object().expect("object")).is_ok());
+        assert!(validate("t", &schema, args.as_object().expect("object").clone()).is_ok());
         let args = json!({"s": "é"});
-        let err = validate("t", &schema, args.as_object().expect("object")).expect_err("rejected");
+        let err = validate("t", &schema, args.as_object().expect("object").clone())
+            .expect_err("rejected");
         assert_eq!(err, "Invalid arguments for t: s: String must contain at least 2 character(s)");
         let args = json!({"s": "abc"});
-        let err = validate("t", &schema, args.as_object().expect("object")).expect_err("rejected");
+        let err = validate("t", &schema, args.as_object().expect("object").clone())
+            .expect_err("rejected");
         assert_eq!(err, "Invalid arguments for t: s: String must contain at most 2 character(s)");
     }
 
@@ -781,7 +769,8 @@ mod tests {
     fn schema_without_type_accepts_anything() {
         let schema = json!({"type": "object", "properties": {"any": {}}, "required": ["any"]});
         let args = json!({"any": null});
-        let output = validate("t", &schema, args.as_object().expect("object")).expect("accepted");
+        let output =
+            validate("t", &schema, args.as_object().expect("object").clone()).expect("accepted");
         assert_eq!(output["any"], Value::Null);
     }
 }

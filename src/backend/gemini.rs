@@ -2,12 +2,16 @@
 //! plain-text reply, and the quota fallback to the flash model.
 
 use std::ffi::OsStr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::backend::{PINNED_MODEL, Request};
 use crate::call::Ctx;
-use crate::exec::{Failure, Spec};
+use crate::exec::Failure;
 use crate::{changemode, files};
 
+/// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`, §3.3).
+const NAME: &str = "gemini";
 const QUOTA_MARKER: &str = "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'";
 
 /// The models this backend lists.
@@ -32,20 +36,19 @@ pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
 }
 
 /// Runs one prompt. Only the jail check applies: the Gemini CLI inlines `@` references itself.
-pub fn run(ctx: &Ctx<'_>, request: &Request) -> Result<String, String> {
-    let prompt = if request.change_mode {
-        changemode::prompt::prepare_change_mode_prompt(&request.prompt)
-    } else {
-        request.prompt.clone()
+pub fn run(ctx: &Ctx<'_>, request: Request) -> Result<String, String> {
+    let prompt = match request.change_mode {
+        true => changemode::prompt::prepare_change_mode_prompt(&request.prompt),
+        false => request.prompt,
     };
     let root =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     files::assert_safe_file_references(&prompt, &root)?;
 
+    let prompt = Arc::new(prompt);
     let options = &request.options;
     let model = options.model.as_deref();
-    let first = execute(ctx, &args(model, options.sandbox), &prompt);
-    let failure = match first {
+    let failure = match execute(ctx, &args(model, options.sandbox), &prompt) {
         Ok(text) => return Ok(text),
         Err(failure) => failure,
     };
@@ -71,32 +74,19 @@ pub fn run(ctx: &Ctx<'_>, request: &Request) -> Result<String, String> {
 
 /// `gemini --help`, for `gemini-help`.
 pub fn help(ctx: &Ctx<'_>) -> Result<String, Failure> {
-    ctx.execute(spec(ctx, &["--help".to_string()], None))
+    ctx.execute(ctx.cli(NAME, OsStr::new(NAME), &["--help".to_string()], None))
 }
 
-/// `gemini --version`, for the doctor (5 s).
-pub fn version(ctx: &Ctx<'_>, timeout: std::time::Duration) -> Result<String, Failure> {
+/// `gemini --version`, for the doctor.
+pub fn version(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
     let args = ["--version".to_string()];
-    let mut spec = spec(ctx, &args, None);
+    let mut spec = ctx.cli(NAME, OsStr::new(NAME), &args, None);
     spec.timeout = timeout;
     ctx.execute(spec)
 }
 
-fn execute(ctx: &Ctx<'_>, args: &[String], prompt: &str) -> Result<String, Failure> {
-    ctx.execute(spec(ctx, args, Some(prompt.to_string())))
-}
-
-fn spec<'a>(ctx: &Ctx<'_>, args: &'a [String], stdin: Option<String>) -> Spec<'a> {
-    Spec {
-        name: "gemini",
-        program: OsStr::new("gemini"),
-        args,
-        stdin,
-        timeout: ctx.services.config.timeout,
-        max_output: ctx.services.config.max_output_bytes,
-        cancellable: true,
-        logged: true,
-    }
+fn execute(ctx: &Ctx<'_>, args: &[String], prompt: &Arc<String>) -> Result<String, Failure> {
+    ctx.execute(ctx.cli(NAME, OsStr::new(NAME), args, Some(prompt.clone())))
 }
 
 #[cfg(test)]

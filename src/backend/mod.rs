@@ -180,8 +180,8 @@ pub fn run_with_backend(ctx: &Ctx<'_>, mut request: Request) -> Result<Reply, St
     }
     notices.extend(capability_notices(backend, &mut request.options));
     let (text, more, conversation_id) = match backend {
-        Backend::Agy => agy::run::run(ctx, &request)?,
-        Backend::Gemini => (gemini::run(ctx, &request)?, Vec::new(), None),
+        Backend::Agy => agy::run::run(ctx, request)?,
+        Backend::Gemini => (gemini::run(ctx, request)?, Vec::new(), None),
     };
     notices.extend(more);
     Ok(Reply { text, notices, backend, conversation_id })

@@ -111,7 +111,10 @@ impl ChunkCache {
     pub fn get(&self, key: &str) -> Option<Arc<Vec<Chunk>>> {
         if !is_valid_cache_key(key) {
             // Part I D9: a string argument is logged by length only.
-            log::debug!("Rejected invalid cacheKey format: <{} chars>", key.encode_utf16().count());
+            log::debug!(
+                "Rejected invalid cacheKey format: <{} chars>",
+                crate::redact::utf16_len(key)
+            );
             return None;
         }
         let parsed = u32::from_str_radix(key, 16).ok()?;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::changemode::parse::Edit;
+use crate::redact::utf16_len;
 
 /// The default chunk budget in estimated characters.
 pub const MAX_CHUNK_CHARS: usize = 20_000;
@@ -83,10 +84,6 @@ pub fn chunk_change_mode_edits(edits: Vec<Edit>, max: usize) -> Vec<Chunk> {
 /// The estimated size of an edit: a fixed overhead plus its texts, in UTF-16 units.
 pub fn edit_size(edit: &Edit) -> usize {
     250 + 2 * utf16_len(&edit.filename) + utf16_len(&edit.old_code) + utf16_len(&edit.new_code)
-}
-
-fn utf16_len(text: &str) -> usize {
-    text.encode_utf16().count()
 }
 
 /// The edits grouped by filename, groups in the order their file first appears.

@@ -168,7 +168,7 @@ pub fn fetch_chunk(cache: &ChunkCache, cache_key: &str, chunk_index: &Value) -> 
     let logged_key = if is_valid_cache_key(cache_key) {
         cache_key.to_owned()
     } else {
-        format!("<{} chars>", cache_key.encode_utf16().count())
+        format!("<{} chars>", crate::redact::utf16_len(cache_key))
     };
     log::debug!("Fetching chunk {shown} with cache key: {logged_key}");
 

@@ -30,7 +30,7 @@ pub(crate) fn glob_text(reference: &str) -> String {
 
 /// Whether a glob is too long (over 200 UTF-16 units) or has too many (over 6) `*` characters.
 pub(crate) fn is_oversized(glob: &str) -> bool {
-    glob.encode_utf16().count() > MAX_GLOB_UNITS
+    crate::redact::utf16_len(glob) > MAX_GLOB_UNITS
         || glob.bytes().filter(|&it| it == b'*').count() > MAX_GLOB_STARS
 }
 

@@ -9,6 +9,7 @@ mod inline;
 mod scan;
 mod walk;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs;
@@ -30,12 +31,12 @@ pub fn assert_safe_file_references(prompt: &str, root: &Path) -> Result<(), Stri
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
 ///
 /// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text (SPEC §5.3).
-pub fn inline_file_references(prompt: &str, root: &Path) -> Result<String, String> {
+pub fn inline_file_references<'a>(prompt: &'a str, root: &Path) -> Result<Cow<'a, str>, String> {
     let project = Project::new(root);
     project.assert_safe(prompt)?;
     let tokens = scan::inline_tokens(prompt);
     if tokens.is_empty() {
-        return Ok(prompt.to_string());
+        return Ok(Cow::Borrowed(prompt));
     }
     let mut expansion = Expansion { project, whole_walk: None, inliner: Inliner::new() };
     let mut out = String::with_capacity(prompt.len());
@@ -49,7 +50,7 @@ pub fn inline_file_references(prompt: &str, root: &Path) -> Result<String, Strin
     }
     out.push_str(&prompt[copied..]);
     out.push_str(&expansion.inliner.footers());
-    Ok(out)
+    Ok(Cow::Owned(out))
 }
 
 /// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
@@ -249,7 +250,7 @@ mod tests {
 
         fn inline(&self, prompt: &str) -> String {
             match inline_file_references(prompt, &self.0) {
-                Ok(it) => it,
+                Ok(it) => it.into_owned(),
                 Err(err) => panic!("inlining {prompt:?} failed: {err}"),
             }
         }
@@ -692,7 +693,10 @@ mod tests {
             assert_safe_file_references("@etc/passwd", Path::new("/")),
             Err(expected.into())
         );
-        assert_eq!(inline_file_references("@.", Path::new("/")), Ok("@.".to_string()));
+        assert_eq!(
+            inline_file_references("@.", Path::new("/")),
+            Ok(std::borrow::Cow::Borrowed("@."))
+        );
     }
 
     #[test]

@@ -10,24 +10,30 @@ use crate::tools::{bool_arg, run_options, str_arg};
 
 const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
 
-pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
-    let prompt = str_arg(args, "prompt").unwrap_or_default();
+pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String> {
+    // The prompt is moved out, never copied: it may be many megabytes.
+    let prompt = match args.remove("prompt") {
+        Some(Value::String(prompt)) => prompt,
+        _ => String::new(),
+    };
     if prompt.trim().is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
+    let args = &args;
     let change_mode = bool_arg(args, "changeMode");
     let chunks = &ctx.services.chunks;
     if change_mode {
         if let (Some(index), Some(key)) = (args.get("chunkIndex"), str_arg(args, "chunkCacheKey")) {
-            if let Some(text) = changemode::cached_chunk_reply(chunks, key, index, prompt) {
+            if let Some(text) = changemode::cached_chunk_reply(chunks, key, index, &prompt) {
                 return Ok(text);
             }
         }
     }
     let options = run_options(args);
     let has_schema = options.json_schema_arg().is_some();
-    let request = Request { prompt: prompt.to_string(), options, change_mode };
-    let reply = backend::run_with_backend(ctx, request)?;
+    // changeMode keys its chunk cache by the prompt, so only then is a copy kept.
+    let kept = change_mode.then(|| prompt.clone());
+    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode })?;
     let backends = &ctx.services.backends;
     if change_mode {
         let body = changemode::process_change_mode_output(
@@ -35,7 +41,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
             &reply.text,
             args.get("chunkIndex"),
             None,
-            Some(prompt),
+            kept.as_deref(),
         );
         return Ok(backends.with_notices(&reply.notices, &body));
     }

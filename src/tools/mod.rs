@@ -24,9 +24,9 @@ use crate::{changemode, redact, validate};
 /// Runs one tool call: validates the arguments, then runs the tool. `Err` is the message the
 /// client sees after `Error executing <tool>: `.
 pub fn call(ctx: &Ctx<'_>, spec: &ToolSpec, args: Map<String, Value>) -> Result<String, String> {
-    let args = validate::validate(spec.name, &spec.input_schema, &args)?;
+    let args = validate::validate(spec.name, &spec.input_schema, args)?;
     match spec.name {
-        "gemini-ask" => ask::run(ctx, &args),
+        "gemini-ask" => ask::run(ctx, args),
         "gemini-plan" => plan::run(ctx, &args),
         "gemini-image" => image::run(ctx, &args),
         "gemini-models" => Ok(models::run(ctx)),
@@ -83,10 +83,7 @@ pub fn run_options(args: &Map<String, Value>) -> AgyOptions {
 
 /// `gemini-fetch-chunk`: one chunk of a cached changeMode reply; no model turn.
 fn fetch_chunk(ctx: &Ctx<'_>, args: &Map<String, Value>) -> String {
-    log::info!(
-        "Tool gemini-fetch-chunk({})",
-        redact::invocation_shape(Some(&Value::Object(args.clone())))
-    );
+    log::info!("Tool gemini-fetch-chunk({})", redact::invocation_shape(args));
     let key = str_arg(args, "cacheKey").unwrap_or_default();
     let index = args.get("chunkIndex").cloned().unwrap_or(Value::Null);
     changemode::fetch_chunk(&ctx.services.chunks, key, &index)

@@ -1,8 +1,6 @@
 //! The agy argument vector and stdin payload (SPEC §3.4.3, §3.4.4, D10) and the PTY-recovery helpers
 //! (§3.4.10).
 
-use serde_json::json;
-
 use crate::backend::agy::AgyOptions;
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::agy::js_space;
@@ -135,8 +133,15 @@ pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) 
 
 /// The one stream-json stdin line: `{"event":"user","message":{"role":"user","content":…}}` + `\n`.
 pub fn stream_json_user_message(prompt: &str) -> String {
-    let line = json!({"event": "user", "message": {"role": "user", "content": prompt}});
-    format!("{line}\n")
+    // Written straight into one buffer sized for the prompt: no intermediate `Value`, no regrowth
+    // for an ordinary prompt (prompts can be many megabytes).
+    let mut line = Vec::with_capacity(prompt.len() + 80);
+    line.extend_from_slice(br#"{"event":"user","message":{"role":"user","content":"#);
+    if serde_json::to_writer(&mut line, prompt).is_err() {
+        line.extend_from_slice(b"\"\"");
+    }
+    line.extend_from_slice(b"}}\n");
+    String::from_utf8(line).unwrap_or_default()
 }
 
 /// POSIX single quoting: `'` becomes `'\''` and the whole is wrapped in `'…'`.

@@ -3,6 +3,7 @@
 //! `/usage` calls. Everything spawns through the executor.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
@@ -14,6 +15,8 @@ use crate::call::Ctx;
 use crate::exec::{self, Failure, Spec};
 use crate::{backend, changemode, files};
 
+/// The command's logical name in messages and logs.
+const NAME: &str = "agy";
 /// The capability probe's bound (§3.4.1).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 /// The PTY recovery's own cap (§3.4.10).
@@ -23,7 +26,7 @@ const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 /// the observed conversation id.
 pub fn run(
     ctx: &Ctx<'_>,
-    request: &Request,
+    request: Request,
 ) -> Result<(String, Vec<String>, Option<String>), String> {
     let backends = &ctx.services.backends;
     let ticket = ctx.call.take_ticket().unwrap_or_else(|| backends.queue.reserve());
@@ -36,22 +39,26 @@ pub fn run(
     let start = SystemTime::now();
     let caps = capabilities(ctx);
     let opts = &request.options;
-    let wrapped = if request.change_mode {
-        changemode::prompt::prepare_change_mode_prompt(&request.prompt)
-    } else {
-        request.prompt.clone()
+    let wrapped = match request.change_mode {
+        true => changemode::prompt::prepare_change_mode_prompt(&request.prompt),
+        false => request.prompt,
     };
-    let final_prompt = files::inline_file_references(&wrapped, &cwd)?;
     let print_timeout = args::print_timeout_value(
         std::env::var("AGY_PRINT_TIMEOUT").ok().as_deref(),
         ctx.services.config.timeout.as_millis() as u64,
     );
-    let invocation = args::invocation(&final_prompt, opts, &caps, &print_timeout)?;
+    // Scoped so the prompt's copies are freed before the child runs: only the stdin line stays.
+    let invocation = {
+        let final_prompt = files::inline_file_references(&wrapped, &cwd)?;
+        args::invocation(&final_prompt, opts, &caps, &print_timeout)?
+    };
+    drop(wrapped);
     let via_stdin = invocation.via_stdin;
 
     let program = backends.agy_program();
+    let stdin = invocation.stdin.map(Arc::new);
     let (stdout, print_error) =
-        match ctx.execute(spec(ctx, program.as_os_str(), &invocation.args, invocation.stdin)) {
+        match ctx.execute(ctx.cli(NAME, program.as_os_str(), &invocation.args, stdin)) {
             Ok(stdout) => (stdout, None),
             Err(failure @ (Failure::NotFound(_) | Failure::Overflow(_))) => {
                 return Err(failure.message().to_string());
@@ -102,7 +109,7 @@ pub fn capabilities(ctx: &Ctx<'_>) -> AgyCaps {
         let args = ["--help".to_string()];
         let never = AtomicBool::new(false);
         let probe = Spec {
-            name: "agy",
+            name: NAME,
             program: program.as_os_str(),
             args: &args,
             stdin: None,
@@ -126,7 +133,7 @@ pub fn capabilities(ctx: &Ctx<'_>) -> AgyCaps {
 pub fn list_models(ctx: &Ctx<'_>) -> Vec<(String, String)> {
     let args = ["--output-format", "json", "models"].map(String::from);
     let program = ctx.services.backends.agy_program();
-    let result = ctx.execute(spec(ctx, program.as_os_str(), &args, None));
+    let result = ctx.execute(ctx.cli(NAME, program.as_os_str(), &args, None));
     match &result {
         Ok(stdout) => output::models_or_fallback(Ok(stdout)),
         Err(failure) => output::models_or_fallback(Err(failure.message())),
@@ -137,14 +144,14 @@ pub fn list_models(ctx: &Ctx<'_>) -> Vec<(String, String)> {
 pub fn help(ctx: &Ctx<'_>) -> Result<String, Failure> {
     let args = ["--help".to_string()];
     let program = ctx.services.backends.agy_program();
-    ctx.execute(spec(ctx, program.as_os_str(), &args, None))
+    ctx.execute(ctx.cli(NAME, program.as_os_str(), &args, None))
 }
 
 /// `agy --version` (5 s) for the doctor.
 pub fn version(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
     let args = ["--version".to_string()];
     let program = ctx.services.backends.agy_program();
-    let mut spec = spec(ctx, program.as_os_str(), &args, None);
+    let mut spec = ctx.cli(NAME, program.as_os_str(), &args, None);
     spec.timeout = timeout;
     ctx.execute(spec)
 }
@@ -153,27 +160,9 @@ pub fn version(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
 pub fn usage(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
     let args = ["-p", "/usage", "--output-format", "json"].map(String::from);
     let program = ctx.services.backends.agy_program();
-    let mut spec = spec(ctx, program.as_os_str(), &args, None);
+    let mut spec = ctx.cli(NAME, program.as_os_str(), &args, None);
     spec.timeout = timeout;
     ctx.execute(spec)
-}
-
-fn spec<'a>(
-    ctx: &Ctx<'_>,
-    program: &'a std::ffi::OsStr,
-    args: &'a [String],
-    stdin: Option<String>,
-) -> Spec<'a> {
-    Spec {
-        name: "agy",
-        program,
-        args,
-        stdin,
-        timeout: ctx.services.config.timeout,
-        max_output: ctx.services.config.max_output_bytes,
-        cancellable: true,
-        logged: true,
-    }
 }
 
 fn silent_run_message(cwd: &Path) -> String {

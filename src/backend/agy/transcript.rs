@@ -318,7 +318,7 @@ fn preview(content: &str) -> String {
         in_space = false;
         collapsed.push(c);
     }
-    if collapsed.encode_utf16().count() <= 120 {
+    if crate::redact::utf16_len(&collapsed) <= 120 {
         return collapsed;
     }
     let mut units = 0;
