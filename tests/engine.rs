@@ -137,6 +137,9 @@ fn quota_fallback_retries_on_flash() {
     assert!(!is_error, "{text}");
     let argv: Vec<Vec<String>> = fakes.prompt_runs().iter().map(|r| r.argv()).collect();
     assert_eq!(argv, [vec!["-m", "gemini-2.5-pro"], vec!["-m", "gemini-3.8-flash-high"]]);
+    let stderr = relay.stderr();
+    assert!(stderr.contains("[GMCPT] Gemini Quota Error: {"), "{stderr}");
+    assert!(stderr.contains("Falling back to gemini-3.8-flash-high."), "{stderr}");
 }
 
 #[test]

@@ -52,6 +52,7 @@ pub fn run(ctx: &Ctx<'_>, request: Request) -> Result<String, String> {
         Ok(text) => return Ok(text),
         Err(failure) => failure,
     };
+    log_quota_error(failure.message(), model);
     if failure.is_terminal()
         || !failure.message().contains(QUOTA_MARKER)
         || model == Some(PINNED_MODEL)
@@ -83,6 +84,27 @@ pub fn version(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
     let mut spec = ctx.cli(NAME, OsStr::new(NAME), &args, None);
     spec.timeout = timeout;
     ctx.execute(spec)
+}
+
+/// §4.2 step 4: a diagnostic line when the CLI reports `RESOURCE_EXHAUSTED`.
+fn log_quota_error(message: &str, model: Option<&str>) {
+    if !message.contains("RESOURCE_EXHAUSTED") {
+        return;
+    }
+    let model = model.unwrap_or("the default model");
+    let report = serde_json::json!({"error": {
+        "code": 429,
+        "message": format!("GMCPT: --> Quota exceeded for {model}"),
+        "details": {
+            "model": model,
+            "reason": "RESOURCE_EXHAUSTED",
+            "statusText": "Too Many Requests -- > try using gemini-2.5-flash by asking",
+        },
+    }});
+    log::error!(
+        "Gemini Quota Error: {}",
+        serde_json::to_string_pretty(&report).unwrap_or_default()
+    );
 }
 
 fn execute(ctx: &Ctx<'_>, args: &[String], prompt: &Arc<String>) -> Result<String, Failure> {
