@@ -751,3 +751,67 @@ fn conversations_when_there_are_none() {
         "No conversations found. Run gemini-ask once and it will report the id it created."
     );
 }
+
+#[test]
+fn blank_prompts_are_refused_with_each_tools_text() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).spawn();
+    let cases = [
+        (
+            "gemini-ask",
+            json!({"prompt": "   "}),
+            "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions",
+        ),
+        (
+            "gemini-brainstorm",
+            json!({"prompt": " \n "}),
+            "You must provide a valid brainstorming challenge or question to explore",
+        ),
+        (
+            "gemini-image",
+            json!({"prompt": "\t"}),
+            "Please provide a prompt describing the image you want to generate.",
+        ),
+    ];
+    for (tool, args, text) in cases {
+        assert_eq!(relay.call_text(tool, args), (format!("Error executing {tool}: {text}"), true));
+    }
+    assert!(fakes.prompt_runs().is_empty());
+}
+
+#[test]
+fn image_found_in_the_conversation_directory() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_IMAGE", "nolink").env("FAKE_AGY_RESPONSE", "Here it is.").spawn();
+    let (text, is_error) = relay.call_text("gemini-image", json!({"prompt": "a cat"}));
+    assert!(!is_error, "{text}");
+    let brain = relay.home.join(".gemini/antigravity-cli/brain");
+    assert!(text.contains("\n\n![Generated Image](file://"), "{text}");
+    assert!(text.contains(&format!("*File: `{}", brain.display())), "{text}");
+    assert!(text.ends_with("\n\nHere it is."), "{text}");
+}
+
+#[test]
+fn brainstorm_prompt_carries_the_method_and_context() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", "ideas").spawn();
+    let (text, _) = relay.call_text(
+        "gemini-brainstorm",
+        json!({"prompt": "onboarding", "methodology": "scamper", "domain": "fintech", "ideaCount": 7, "includeAnalysis": false}),
+    );
+    assert_eq!(text, "ideas");
+    let stdin = String::from_utf8(fakes.prompt_runs()[0].stdin().unwrap()).unwrap();
+    let content = serde_json::from_str::<Value>(stdin.trim_end()).unwrap()["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content.starts_with("# BRAINSTORMING SESSION\n\n## Core Challenge\nonboarding\n"),
+        "{content}"
+    );
+    assert!(content.contains("**SCAMPER Creative Triggers:**"));
+    assert!(content.contains("Generate 7 distinct"));
+    assert!(content.contains("fintech"));
+    assert!(!content.contains("## Analysis Framework"));
+}
