@@ -23,6 +23,10 @@ const POLL_SLICE: Duration = Duration::from_millis(25);
 /// pipes open past this is killed with the group; after a second grace the readers are abandoned.
 const READER_GRACE: Duration = Duration::from_millis(150);
 
+/// The largest stdin written without a thread: the smallest default pipe buffer of the supported
+/// systems (macOS starts at 16 KiB; Linux has 64 KiB).
+const SMALL_STDIN: usize = 16 * 1024;
+
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
 pub struct Spec<'a> {
     pub name: &'a str,
@@ -378,7 +382,16 @@ fn wait(
     }
 }
 
+/// Writes the child's stdin, then closes it. A payload that fits in an empty pipe buffer is written
+/// at once (the write cannot block); a larger one gets its own thread so a child that reads slowly,
+/// or not at all, never blocks the run.
 fn feed_stdin(mut stdin: std::process::ChildStdin, data: Arc<String>) {
+    if data.len() <= SMALL_STDIN {
+        if let Err(err) = stdin.write_all(data.as_bytes()) {
+            log::error!("stdin write failed: {err}");
+        }
+        return;
+    }
     let spawned = thread::Builder::new().name("child-stdin".into()).spawn(move || {
         if let Err(err) = stdin.write_all(data.as_bytes()) {
             log::error!("stdin write failed: {err}");
