@@ -8,6 +8,7 @@ mod changemode;
 mod config;
 mod exec;
 mod files;
+mod js;
 mod jsonrpc;
 mod logging;
 mod mcp;

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
+use crate::js::{number as js_number, round as js_round, string as js_string, truthy as is_truthy};
 use crate::tools::models::BackendInfo;
-use crate::tools::timeout_test::{js_number, js_round};
 use std::time::Duration;
 
 use crate::backend::{agy, gemini};
@@ -259,38 +259,9 @@ fn shown_path(path: &str) -> &str {
     if path.is_empty() { "not resolved" } else { path }
 }
 
-/// JavaScript truthiness of a JSON value.
-fn is_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
-}
-
 /// The first truthy field among `keys`, rendered as JavaScript would in a template literal.
 fn truthy_field(object: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().filter_map(|key| object.get(key)).find(|v| is_truthy(v)).map(js_string)
-}
-
-/// JavaScript's `String(value)` for JSON data.
-fn js_string(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => js_number(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|item| if item.is_null() { String::new() } else { js_string(item) })
-                .collect();
-            parts.join(",")
-        }
-        Value::Object(_) => "[object Object]".to_owned(),
-    }
 }
 
 /// The `--version` probes' bound.

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
-use crate::backend::agy::js_space;
+use crate::js;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,7 +232,7 @@ pub fn extract_replies(entries: &[Value]) -> String {
         })
         .filter_map(|entry| entry["content"].as_str())
         .collect();
-    replies.join("\n\n").trim_matches(js_space).to_string()
+    js::trim(&replies.join("\n\n")).to_string()
 }
 
 /// The `gemini-conversations` text: the markdown table, or the no-conversations line.
@@ -308,7 +308,7 @@ fn preview(content: &str) -> String {
     let mut collapsed = String::with_capacity(content.len());
     let mut in_space = false;
     for c in content.chars() {
-        if js_space(c) {
+        if js::is_space(c) {
             in_space = true;
             continue;
         }
