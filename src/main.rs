@@ -18,6 +18,8 @@ mod queue;
 mod redact;
 mod server;
 mod stdio;
+#[cfg(test)]
+mod testutil;
 mod tools;
 mod validate;
 

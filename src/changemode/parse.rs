@@ -469,6 +469,8 @@ mod tests {
 
     use super::*;
 
+    use crate::testutil::XorShift;
+
     /// An expected edit: filename, old start/end, old code, new start/end, new code.
     type Expect<'a> = (&'a str, u64, u64, &'a str, u64, u64, &'a str);
 
@@ -681,22 +683,6 @@ mod tests {
         check(&text, &[("b.ts", 1, 1, "x", 1, 1, "y")]);
     }
 
-    /// A small xorshift generator for the property tests.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     const PIECES: &[&str] = &[
         "**FILE:",
         "**FILE: ",
@@ -739,7 +725,7 @@ mod tests {
     /// with itself on a suffix that starts at a match boundary.
     #[test]
     fn random_inputs_never_panic() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
         let started = Instant::now();
         let mut with_edits = 0;
         for _ in 0..3000 {

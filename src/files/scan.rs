@@ -86,6 +86,8 @@ mod tests {
 
     use std::time::{Duration, Instant};
 
+    use crate::testutil::XorShift;
+
     fn refs(tokens: &[Token<'_>]) -> Vec<String> {
         tokens.iter().map(|it| it.reference.to_string()).collect()
     }
@@ -157,28 +159,15 @@ mod tests {
         assert_eq!(&prompt[tokens[0].at..tokens[0].end], "@ü/ß");
     }
 
-    /// A tiny xorshift generator so property tests need no crate.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
-
     const ALPHABET: [char; 14] =
         ['@', '@', 'a', '/', '.', '*', ' ', '\n', '\u{a0}', '\u{85}', '\u{feff}', 'é', '😀', '~'];
 
     #[test]
     fn random_prompts_give_well_formed_tokens() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2_000 {
-            let len = (rng.next() % 40) as usize;
-            let prompt: String =
-                (0..len).map(|_| ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize]).collect();
+            let len = rng.below(40);
+            let prompt: String = (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())]).collect();
             let jail = jail_tokens(&prompt);
             let inline = inline_tokens(&prompt);
             for token in jail.iter().chain(&inline) {

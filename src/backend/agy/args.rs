@@ -184,6 +184,8 @@ mod tests {
 
     use serde_json::Value;
 
+    use crate::testutil::XorShift;
+
     const S: &str = "--input-format stream-json --output-format stream-json --print-timeout 2640s";
 
     fn opts() -> AgyOptions {
@@ -473,12 +475,9 @@ mod tests {
             below(ms);
         }
         // A small xorshift walk over wrapper timeouts from just above one second to a day.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..2_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            below(1_001 + state % 86_400_000);
+            below(1_001 + rng.next() % 86_400_000);
         }
     }
 
