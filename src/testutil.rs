@@ -30,7 +30,7 @@ impl TempDir {
     }
 
     /// Writes `contents` to `rel` (creating parent directories) and returns its path.
-    pub fn file(&self, rel: &str, contents: &[u8]) -> PathBuf {
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.0.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, contents).unwrap();

@@ -528,7 +528,7 @@ mod tests {
     #[test]
     fn big_file_is_truncated() {
         let project = TempDir::new();
-        project.file("big.txt", &vec![b'x'; 262_144 + 100]);
+        project.file("big.txt", vec![b'x'; 262_144 + 100]);
         let out = inline(&project, "@big.txt");
         assert!(out.ends_with(
             "x\n----- TRUNCATED: big.txt is 262244 bytes, only the first 262144 are shown -----\n----- END FILE: big.txt -----\n"
@@ -556,7 +556,7 @@ mod tests {
     fn budget_omits_the_ninth_big_file() {
         let project = TempDir::new();
         for n in 0..9 {
-            project.file(&format!("f{n}.txt"), &vec![b'a' + n; 262_144]);
+            project.file(&format!("f{n}.txt"), vec![b'a' + n; 262_144]);
         }
         let out = inline(&project, "@.");
         assert!(out.contains("----- BEGIN FILE: f0.txt -----"));
@@ -571,7 +571,7 @@ mod tests {
     fn budget_is_shared_and_footers_summarise_the_rest() {
         let project = TempDir::new();
         for n in 0..8 {
-            project.file(&format!("big/b{n}.txt"), &vec![b'b'; 262_144]);
+            project.file(&format!("big/b{n}.txt"), vec![b'b'; 262_144]);
         }
         for n in 0..12 {
             text(&project, &format!("small/s{n:02}.txt"));

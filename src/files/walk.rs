@@ -208,7 +208,7 @@ mod tests {
             "docs/.vitepress/config.ts",
             "docs/index.md",
         ] {
-            project.file(rel, rel.as_bytes());
+            project.file(rel, rel);
         }
         let expected =
             ["B.txt", "a.ts", "docs/.vitepress/config.ts", "docs/index.md", "nested/b.md", "z.ts"];
@@ -236,7 +236,7 @@ mod tests {
             "keys/id_dsa",
             "ok.txt",
         ] {
-            project.file(rel, rel.as_bytes());
+            project.file(rel, rel);
         }
         assert_eq!(labels(&project, ""), ["ok.txt"]);
     }
@@ -256,9 +256,9 @@ mod tests {
     #[test]
     fn symlinks_out_of_the_root_are_not_followed() {
         let outside = TempDir::new();
-        outside.file("secret.txt", b"secret.txt");
+        outside.file("secret.txt", "secret.txt");
         let project = TempDir::new();
-        project.file("inside/harmless.txt", b"inside/harmless.txt");
+        project.file("inside/harmless.txt", "inside/harmless.txt");
         project.link("inside/leak.txt", &outside.path().join("secret.txt"));
         project.link("inside/leakdir", outside.path());
         project.link("inside/dangling", &project.path().join("missing"));
@@ -269,22 +269,22 @@ mod tests {
     #[test]
     fn in_root_symlinks_use_the_target_label_and_cycles_stop() {
         let project = TempDir::new();
-        project.file("real/a.txt", b"real/a.txt");
+        project.file("real/a.txt", "real/a.txt");
         project.link("alias.txt", &project.path().join("real/a.txt"));
         project.link("real/loop", project.path());
         project.link("real/self", Path::new("."));
         project.link("secretlink", &project.path().join("real/a.txt"));
         project.link("innocent", &project.path().join(".env"));
-        project.file(".env", b".env");
+        project.file(".env", ".env");
         assert_eq!(labels(&project, ""), ["real/a.txt", "real/a.txt", "real/a.txt"]);
     }
 
     #[test]
     fn symlinked_skip_names_are_skipped() {
         let project = TempDir::new();
-        project.file("node_modules/m.js", b"node_modules/m.js");
+        project.file("node_modules/m.js", "node_modules/m.js");
         project.link("deps", &project.path().join("node_modules"));
-        project.file("a.txt", b"a.txt");
+        project.file("a.txt", "a.txt");
         assert_eq!(labels(&project, ""), ["a.txt"]);
     }
 
