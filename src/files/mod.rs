@@ -185,7 +185,7 @@ fn inline_files(
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
 /// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
 /// (never going above `/`), and the result has no trailing slash. `base` must be absolute.
-fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
+pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
     let mut segments: Vec<&[u8]> = Vec::new();
     let start: &[u8] =
         if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_bytes() };
@@ -698,6 +698,7 @@ mod tests {
         check("/p", ".", "/p");
         check("/p/q/", "..", "/p");
         check("/", "", "/");
+        check("/p//q/./", "", "/p/q");
         check("/p", "a\\..\\b", "/p/a\\..\\b");
     }
 

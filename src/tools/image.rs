@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::files::resolve_lexically;
 use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
@@ -121,8 +122,8 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// inside `cwd` is accepted. Parent directories are created. `cwd` must be absolute.
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let trimmed = output_path.trim();
-    let cwd = normalize(cwd);
-    let destination = normalize(&cwd.join(trimmed));
+    let cwd = resolve_lexically(cwd, b"");
+    let destination = resolve_lexically(&cwd, trimmed.as_bytes());
     let relative = relative_path(&cwd, &destination);
     if relative.as_os_str().as_bytes().starts_with(b"..") || relative.is_absolute() {
         return Err(format!(
@@ -205,21 +206,6 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
     paths.sort();
     paths
-}
-
-/// Lexical normalisation like Node's `path.resolve`: drops `.`, applies `..`, keeps the root.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => (),
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Node's `path.relative(from, to)` for two normalised absolute paths.
