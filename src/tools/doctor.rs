@@ -310,23 +310,11 @@ fn first_line(probe: Result<String, Failure>) -> Option<String> {
 mod tests {
     use super::*;
 
-    const AGY: BackendInfo<'static> = BackendInfo {
-        name: "agy",
-        model_selection: true,
-        reasoning_effort: true,
-        structured_output: true,
-        modes: true,
-        sandbox_isolates: false,
-    };
+    use crate::backend::Backend;
+    use crate::tools::models::info;
 
-    const GEMINI: BackendInfo<'static> = BackendInfo {
-        name: "gemini",
-        model_selection: true,
-        reasoning_effort: false,
-        structured_output: false,
-        modes: false,
-        sandbox_isolates: true,
-    };
+    const AGY: BackendInfo<'static> = info(Backend::Agy);
+    const GEMINI: BackendInfo<'static> = info(Backend::Gemini);
 
     const HEALTHY: &str = r#"{"status":"SUCCESS","command":{"name":"usage","data":{"groups":[
         {"name":"Gemini Models","description":"x","buckets":[
