@@ -1,6 +1,6 @@
 //! JavaScript semantics the original server's output depends on: `Number.prototype.toString`,
-//! `String(value)`, truthiness, the regex class `\s` and the `trim` family built on it,
-//! `Math.round` and `toFixed(1)` (SPEC §0.2).
+//! `String(value)`, truthiness, the regex class `\s` and the `trim` family built on it, string
+//! slicing in UTF-16 units, `Math.round` and `toFixed(1)` (SPEC §0.2).
 
 use serde_json::Value;
 
@@ -103,6 +103,19 @@ pub fn trim_start(text: &str) -> &str {
 /// `String.prototype.trimEnd`.
 pub fn trim_end(text: &str) -> &str {
     text.trim_end_matches(is_space)
+}
+
+/// `text.slice(0, max_units)` with the length in UTF-16 code units as JavaScript counts it, except
+/// that a character is never split: one that would straddle the cut is left out whole.
+pub fn utf16_prefix(text: &str, max_units: usize) -> &str {
+    let mut units = 0;
+    for (idx, c) in text.char_indices() {
+        units += c.len_utf16();
+        if units > max_units {
+            return &text[..idx];
+        }
+    }
+    text
 }
 
 /// `Math.round`: the nearest integer, halves towards positive infinity (`-2.5` → `-2`).
@@ -268,6 +281,23 @@ mod tests {
         assert_eq!(trim_end(text), "\u{feff}\u{a0} a b");
         assert_eq!(trim("\u{85}x\u{85}"), "\u{85}x\u{85}");
         assert_eq!(trim(" \t\r\n"), "");
+    }
+
+    #[test]
+    fn utf16_prefix_never_splits_a_character() {
+        let check = |text: &str, max: usize, expected: &str| {
+            assert_eq!(utf16_prefix(text, max), expected, "{text:?} cut at {max}");
+        };
+        check("", 3, "");
+        check("hello", 3, "hel");
+        check("hello", 5, "hello");
+        check("hello", 9, "hello");
+        check("hello", 0, "");
+        check("é日本", 2, "é日");
+        check("a🙂b", 1, "a");
+        check("a🙂b", 2, "a");
+        check("a🙂b", 3, "a🙂");
+        check("🙂", 1, "");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 
 use serde_json::Value;
 
-use crate::js::{number as js_number, round as js_round, string as js_string, truthy as is_truthy};
+use crate::js::{
+    number as js_number, round as js_round, string as js_string, truthy as is_truthy, utf16_prefix,
+};
 use crate::tools::models::BackendInfo;
 use std::time::Duration;
 
@@ -242,14 +244,7 @@ pub fn render_doctor(facts: &DoctorFacts) -> String {
 fn probe_failed_report(message: &str) -> String {
     let first_line = message.split('\n').next().unwrap_or("");
     let first_line = first_line.strip_suffix('\r').unwrap_or(first_line);
-    let mut units = 0;
-    let detail: String = first_line
-        .chars()
-        .take_while(|c| {
-            units += c.len_utf16();
-            units <= 300
-        })
-        .collect();
+    let detail = utf16_prefix(first_line, 300);
     format!(
         "- \u{274C} Login check failed \u{2014} most likely signed out, offline, or out of quota. Run `agy` once interactively to sign in.\n- Detail: `{detail}`"
     )

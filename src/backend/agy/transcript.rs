@@ -321,16 +321,7 @@ fn preview(content: &str) -> String {
     if crate::redact::utf16_len(&collapsed) <= 120 {
         return collapsed;
     }
-    let mut units = 0;
-    let mut cut = String::new();
-    for c in collapsed.chars() {
-        units += c.len_utf16();
-        if units > 117 {
-            break;
-        }
-        cut.push(c);
-    }
-    cut + "..."
+    format!("{}...", js::utf16_prefix(&collapsed, 117))
 }
 
 /// The path with `.` removed and `..` applied lexically, like Node's `path.resolve` on an absolute
