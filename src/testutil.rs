@@ -1,16 +1,22 @@
-//! Test-only helpers shared by the unit tests: a temporary directory removed on drop and a tiny
-//! xorshift generator for property-style tests.
+//! Test-only helpers shared by the unit tests: a temporary directory removed on drop, setting a
+//! file's mtime, and a tiny xorshift generator for property-style tests.
 
-use std::fs;
+use std::fs::{self, File};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
 
 /// A fresh, canonicalized directory under `std::env::temp_dir()`, removed on drop.
 pub struct TempDir(PathBuf);
 
 /// A xorshift64 generator: deterministic, fast, and good enough to vary test inputs.
 pub struct XorShift(u64);
+
+/// Sets the modification time of the file or directory at `path`.
+pub fn set_mtime(path: &Path, mtime: SystemTime) {
+    File::open(path).unwrap().set_modified(mtime).unwrap();
+}
 
 impl TempDir {
     /// Creates an empty directory named after the process id and a per-process counter.
@@ -96,6 +102,9 @@ mod tests {
         let link = dir.link("e/link", &file);
         assert_eq!(fs::read_link(&link).unwrap(), file);
         assert_ne!(TempDir::new().path(), root);
+        let then = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400);
+        set_mtime(&file, then);
+        assert_eq!(fs::metadata(&file).unwrap().modified().unwrap(), then);
         drop(dir);
         assert!(!root.exists());
     }

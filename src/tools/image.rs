@@ -294,15 +294,9 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::fs::File;
-
     use super::*;
 
-    use crate::testutil::TempDir;
-
-    fn set_mtime(path: &Path, mtime: SystemTime) {
-        File::open(path).unwrap().set_modified(mtime).unwrap();
-    }
+    use crate::testutil::{TempDir, set_mtime};
 
     #[test]
     fn prompt_with_and_without_size() {

@@ -349,11 +349,9 @@ fn normalize_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    use std::fs::File;
-
     use serde_json::json;
 
-    use crate::testutil::TempDir;
+    use crate::testutil::{TempDir, set_mtime};
 
     /// The agy store of a fake home directory.
     fn store(home: &TempDir) -> Store {
@@ -387,10 +385,6 @@ mod tests {
         let cache = base(home).join("cache");
         fs::create_dir_all(&cache).unwrap();
         fs::write(cache.join("last_conversations.json"), text).unwrap();
-    }
-
-    fn set_mtime(path: &Path, t: SystemTime) {
-        File::open(path).unwrap().set_modified(t).unwrap();
     }
 
     fn at(ms: u64) -> SystemTime {
