@@ -8,6 +8,7 @@ mod changemode;
 mod config;
 mod exec;
 mod files;
+mod js;
 mod jsonrpc;
 mod logging;
 mod mcp;
@@ -17,6 +18,8 @@ mod queue;
 mod redact;
 mod server;
 mod stdio;
+#[cfg(test)]
+mod testutil;
 mod tools;
 mod validate;
 

@@ -2,9 +2,10 @@
 //! arguments from the tool schemas and `prompts/get` renders a one-line instruction (SPEC §10),
 //! converting argument values to text the way JavaScript's `String(value)` does.
 
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::catalog::ToolSpec;
+use crate::js;
 
 /// The `prompts/list` result: one prompt per tool, in catalog order, with the arguments taken from
 /// the tool's schema (gemini-fetch-chunk declares its single `prompt` argument explicitly).
@@ -36,78 +37,6 @@ pub fn prompts_get_result(
     Ok(json!({
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }))
-}
-
-/// JavaScript's `String(value)` for a JSON value: strings verbatim, numbers as JS prints them,
-/// arrays comma-joined (null elements empty), objects `[object Object]`.
-pub fn js_string(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_string(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => js_number_string(number),
-        Value::String(text) => text.clone(),
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|item| match item {
-                    Value::Null => String::new(),
-                    other => js_string(other),
-                })
-                .collect();
-            parts.join(",")
-        }
-        Value::Object(_) => "[object Object]".to_string(),
-    }
-}
-
-/// A JSON number as JavaScript prints it (`Number.prototype.toString`): integers without a
-/// fraction, the shortest round-trip digits otherwise, exponent form below 1e-6 and from 1e21.
-pub fn js_number_string(number: &Number) -> String {
-    // Integers JavaScript holds exactly print as themselves; larger ones go through f64 as in JS.
-    const MAX_SAFE: u64 = (1 << 53) - 1;
-    if let Some(n) = number.as_u64().filter(|n| *n <= MAX_SAFE) {
-        return n.to_string();
-    }
-    if let Some(n) = number.as_i64().filter(|n| n.unsigned_abs() <= MAX_SAFE) {
-        return n.to_string();
-    }
-    js_f64_string(number.as_f64().unwrap_or(f64::NAN))
-}
-
-/// `Number.prototype.toString()` for an f64 (ECMA-262 Number::toString, radix 10).
-pub fn js_f64_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` gives the shortest round-trip digits: `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    // `n` is the position of the decimal point relative to the digits, as in the ECMA algorithm.
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        let (int_part, frac_part) = digits.split_at(n as usize);
-        format!("{int_part}.{frac_part}")
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let e_sign = if e < 0 { '-' } else { '+' };
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        format!("{first}{fraction}e{e_sign}{}", e.abs())
-    };
-    format!("{sign}{body}")
 }
 
 /// The argument list of one prompt (§10.1).
@@ -150,8 +79,8 @@ fn prompt_arguments(spec: &ToolSpec) -> Value {
 fn prompt_message(name: &str, args: Option<&Map<String, Value>>) -> String {
     let mut parts = Vec::new();
     if let Some(args) = args {
-        if let Some(prompt) = args.get("prompt").filter(|it| is_truthy(it)) {
-            parts.push(js_string(prompt));
+        if let Some(prompt) = args.get("prompt").filter(|it| js::truthy(it)) {
+            parts.push(js::string(prompt));
         }
         for (key, value) in args {
             if key == "prompt" {
@@ -160,7 +89,7 @@ fn prompt_message(name: &str, args: Option<&Map<String, Value>>) -> String {
             match value {
                 Value::Null | Value::Bool(false) => (),
                 Value::Bool(true) => parts.push(format!("[{key}]")),
-                other => parts.push(format!("({key}: {})", js_string(other))),
+                other => parts.push(format!("({key}: {})", js::string(other))),
             }
         }
     }
@@ -168,17 +97,6 @@ fn prompt_message(name: &str, args: Option<&Map<String, Value>>) -> String {
         return format!("Use the {name} tool");
     }
     format!("Use the {name} tool: {}", parts.join(" "))
-}
-
-/// JavaScript truthiness of a JSON value.
-fn is_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(flag) => *flag,
-        Value::Number(number) => number.as_f64().is_some_and(|n| n != 0.0 && !n.is_nan()),
-        Value::String(text) => !text.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
 }
 
 #[cfg(test)]
@@ -195,15 +113,6 @@ mod tests {
             "messages": [{"role": "user", "content": {"type": "text", "text": expected}}],
         });
         assert_eq!(result, expected_result);
-    }
-
-    fn check_number(json_text: &str, expected: &str) {
-        let value: Value = serde_json::from_str(json_text).expect("valid JSON number");
-        assert_eq!(js_string(&value), expected, "{json_text}");
-    }
-
-    fn check_f64(x: f64, expected: &str) {
-        assert_eq!(js_f64_string(x), expected, "{x:?}");
     }
 
     fn list_entry(list: &Value, name: &str) -> Value {
@@ -416,61 +325,5 @@ mod tests {
             list["prompts"][0]["arguments"],
             json!([{"name": "bare", "description": "bare parameter", "required": false}])
         );
-    }
-
-    #[test]
-    fn js_numbers_integers() {
-        check_number("1", "1");
-        check_number("-7", "-7");
-        check_number("0", "0");
-        check_number("-0", "0");
-        check_number("1.0", "1");
-        check_number("100", "100");
-        check_number("9007199254740991", "9007199254740991");
-        check_number("12345678901234567890", "12345678901234567000");
-        check_number("-9223372036854775808", "-9223372036854776000");
-    }
-
-    #[test]
-    fn js_numbers_fractions() {
-        check_number("1.5", "1.5");
-        check_number("0.1", "0.1");
-        check_number("-2.25", "-2.25");
-        check_number("123.456", "123.456");
-        check_number("0.000001", "0.000001");
-        check_number("0.0000001", "1e-7");
-        check_number("1.5e-7", "1.5e-7");
-    }
-
-    #[test]
-    fn js_numbers_large() {
-        check_number("1e20", "100000000000000000000");
-        check_number("1e21", "1e+21");
-        check_number("1.5e21", "1.5e+21");
-        check_number("-1e300", "-1e+300");
-    }
-
-    #[test]
-    fn js_f64_specials() {
-        check_f64(f64::NAN, "NaN");
-        check_f64(f64::INFINITY, "Infinity");
-        check_f64(f64::NEG_INFINITY, "-Infinity");
-        check_f64(-0.0, "0");
-        check_f64(5.0, "5");
-        check_f64(123_456_789_012_345_680_000.0, "123456789012345680000");
-        check_f64(0.1 + 0.2, "0.30000000000000004");
-        check_f64(5e-324, "5e-324");
-        check_f64(f64::MAX, "1.7976931348623157e+308");
-    }
-
-    #[test]
-    fn js_string_conversions() {
-        assert_eq!(js_string(&json!(null)), "null");
-        assert_eq!(js_string(&json!(true)), "true");
-        assert_eq!(js_string(&json!("a b")), "a b");
-        assert_eq!(js_string(&json!([])), "");
-        assert_eq!(js_string(&json!([null])), "");
-        assert_eq!(js_string(&json!([[1, [2, 3]], true, 1.5])), "1,2,3,true,1.5");
-        assert_eq!(js_string(&json!({})), "[object Object]");
     }
 }

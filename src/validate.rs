@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::prompts::{js_number_string, js_string};
+use crate::js;
 use crate::redact::utf16_len;
 
 /// Validates `args` against `schema` (an object schema with `properties` and `required`).
@@ -294,8 +294,8 @@ fn report_constraints(messages: &[String], path: &str, issues: &mut Vec<String>)
 
 /// A numeric schema keyword as (value, text the way zod prints it).
 fn bound(schema: &Value, keyword: &str) -> Option<(f64, String)> {
-    let number = schema.get(keyword)?.as_number()?;
-    Some((number.as_f64()?, js_number_string(number)))
+    let number = schema.get(keyword)?.as_f64()?;
+    Some((number, js::number(number)))
 }
 
 /// zod's name for the type of a parsed JSON value.
@@ -316,7 +316,7 @@ fn join_values(options: &[Value]) -> String {
         .iter()
         .map(|option| match option {
             Value::String(text) => format!("'{text}'"),
-            other => js_string(other),
+            other => js::string(other),
         })
         .collect();
     rendered.join(" | ")

@@ -69,14 +69,14 @@ pub struct Reply {
 }
 
 impl Backend {
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Backend::Agy => "agy",
             Backend::Gemini => "gemini",
         }
     }
 
-    pub fn capabilities(self) -> Capabilities {
+    pub const fn capabilities(self) -> Capabilities {
         match self {
             Backend::Agy => Capabilities {
                 model_selection: true,

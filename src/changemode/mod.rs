@@ -16,11 +16,12 @@ use serde_json::Value;
 
 use crate::changemode::cache::{ChunkCache, is_valid_cache_key};
 use crate::changemode::chunk::{Chunk, MAX_CHUNK_CHARS, chunk_change_mode_edits};
-use crate::changemode::parse::{Edit, js_trim, parse_change_mode_output};
+use crate::changemode::parse::{Edit, parse_change_mode_output};
 use crate::changemode::render::{
     ChunkInfo, format_change_mode_response, summarize_change_mode_edits,
     validate_change_mode_edits, validation_failure_text,
 };
+use crate::js;
 
 /// A `chunkIndex` argument after coercion (Part I D10, Q7).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +88,7 @@ pub fn process_change_mode_output(
                 return render_cached_chunk(chunks, i, key);
             }
         }
-        if js_trim(raw).is_empty() {
+        if js::trim(raw).is_empty() {
             let shown = shown_index(chunk_index, &index);
             return match cached {
                 Some(chunks) => invalid_chunk_index_text(&shown, chunks.len()),

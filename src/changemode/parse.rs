@@ -6,6 +6,8 @@
 //! occurrences that are computed once per reply, so a parse is linear in the reply (plus a log
 //! factor) and never panics, whatever the input.
 
+use crate::js;
+
 /// One edit the model asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
@@ -27,32 +29,6 @@ pub fn parse_change_mode_output(text: &str) -> Vec<Edit> {
         return edits;
     }
     parse_legacy(&scan)
-}
-
-/// Trims JS whitespace (`String.prototype.trim`) from both ends.
-pub fn js_trim(text: &str) -> &str {
-    text.trim_matches(is_js_space)
-}
-
-/// Trims JS whitespace (`String.prototype.trimEnd`) from the end.
-pub fn js_trim_end(text: &str) -> &str {
-    text.trim_end_matches(is_js_space)
-}
-
-/// JS `\s` (and the set `trim` removes): ASCII whitespace, the Unicode space separators, the
-/// line and paragraph separators and the byte order mark.
-pub fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
 }
 
 /// The characters JS `.` does not match.
@@ -134,7 +110,7 @@ impl<'a> Scan<'a> {
             b if b.is_ascii() => None,
             _ => {
                 let c = self.text.get(pos..)?.chars().next()?;
-                is_js_space(c).then(|| c.len_utf8())
+                js::is_space(c).then(|| c.len_utf8())
             }
         }
     }
@@ -305,10 +281,10 @@ impl<'s, 'a> Primary<'s, 'a> {
         let fence = first_at_or_after(&self.fences, new_start)?;
 
         let start_line = parse_line_number(self.scan.slice(colon + 1, digits_end));
-        let old_code = js_trim_end(self.scan.slice(old_start, new_label));
-        let new_code = js_trim_end(self.scan.slice(new_start, fence));
+        let old_code = js::trim_end(self.scan.slice(old_start, new_label));
+        let new_code = js::trim_end(self.scan.slice(new_start, fence));
         let edit = Edit {
-            filename: js_trim(self.scan.slice(name_start, colon)).to_owned(),
+            filename: js::trim(self.scan.slice(name_start, colon)).to_owned(),
             old_start_line: start_line,
             old_end_line: start_line.saturating_add(line_count(old_code).saturating_sub(1)),
             old_code: old_code.to_owned(),
@@ -450,13 +426,13 @@ impl<'s, 'a> Legacy<'s, 'a> {
         let new_name = self.scan.slice(new_name_start, new_header);
         let match_end = self.scan.digits_end(new_end_digits);
         let edit = Edit {
-            filename: js_trim(old_name).to_owned(),
+            filename: js::trim(old_name).to_owned(),
             old_start_line: number(old_header + LEGACY_START.len(), old_code_start - 1),
             old_end_line: number(old_end_digits, self.scan.digits_end(old_end_digits)),
-            old_code: js_trim_end(self.scan.slice(old_code_start, old_end)).to_owned(),
+            old_code: js::trim_end(self.scan.slice(old_code_start, old_end)).to_owned(),
             new_start_line: number(new_header + LEGACY_START.len(), new_code_start - 1),
             new_end_line: number(new_end_digits, match_end),
-            new_code: js_trim_end(self.scan.slice(new_code_start, new_end)).to_owned(),
+            new_code: js::trim_end(self.scan.slice(new_code_start, new_end)).to_owned(),
         };
         Some((old_name.to_owned(), new_name.to_owned(), edit, match_end))
     }
@@ -492,6 +468,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    use crate::testutil::XorShift;
 
     /// An expected edit: filename, old start/end, old code, new start/end, new code.
     type Expect<'a> = (&'a str, u64, u64, &'a str, u64, u64, &'a str);
@@ -705,22 +683,6 @@ mod tests {
         check(&text, &[("b.ts", 1, 1, "x", 1, 1, "y")]);
     }
 
-    /// A small xorshift generator for the property tests.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     const PIECES: &[&str] = &[
         "**FILE:",
         "**FILE: ",
@@ -763,7 +725,7 @@ mod tests {
     /// with itself on a suffix that starts at a match boundary.
     #[test]
     fn random_inputs_never_panic() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
         let started = Instant::now();
         let mut with_edits = 0;
         for _ in 0..3000 {

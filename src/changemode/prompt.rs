@@ -1,7 +1,7 @@
 //! Builds the changeMode prompt: rewrites `file:` references into `@` tokens and wraps the
 //! request in the instructions that ask the model for `**FILE:**`/`OLD:`/`NEW:` blocks.
 
-use crate::changemode::parse::is_js_space;
+use crate::js;
 
 /// Rewrites every `file:<path>` into `@<path>` and wraps the result in the changeMode
 /// instructions.
@@ -16,7 +16,7 @@ fn rewrite_file_references(prompt: &str) -> String {
     while let Some(found) = rest.find("file:") {
         let after = &rest[found + "file:".len()..];
         let path_len: usize =
-            after.chars().take_while(|&c| !is_js_space(c)).map(char::len_utf8).sum();
+            after.chars().take_while(|&c| !js::is_space(c)).map(char::len_utf8).sum();
         if path_len == 0 {
             // No match here; the search goes on one character further.
             out.push_str(&rest[..found + 1]);

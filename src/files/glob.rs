@@ -232,6 +232,8 @@ mod tests {
 
     use std::time::{Duration, Instant};
 
+    use crate::testutil::XorShift;
+
     fn check(glob: &str, path: &str, expected: bool) {
         assert_eq!(Glob::compile(glob).matches(path), expected, "glob {glob:?} on path {path:?}");
     }
@@ -373,30 +375,20 @@ mod tests {
         }
     }
 
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn string(&mut self, alphabet: &[char], max_len: u64) -> String {
-            let len = self.next() % (max_len + 1);
-            (0..len).map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize]).collect()
-        }
+    /// A random string of at most `max_len` characters from `alphabet`.
+    fn random_string(rng: &mut XorShift, alphabet: &[char], max_len: usize) -> String {
+        let len = rng.below(max_len + 1);
+        (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect()
     }
 
     #[test]
     fn random_globs_agree_with_the_backtracking_reference() {
         let glob_alphabet = ['a', 'b', '/', '*', '*', '?', '.', '\n'];
         let path_alphabet = ['a', 'b', '/', '.', '\n', '😀'];
-        let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+        let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..5_000 {
-            let glob = Glob::compile(&rng.string(&glob_alphabet, 8));
-            let path = rng.string(&path_alphabet, 8);
+            let glob = Glob::compile(&random_string(&mut rng, &glob_alphabet, 8));
+            let path = random_string(&mut rng, &path_alphabet, 8);
             let units: Vec<u16> = path.encode_utf16().collect();
             assert_eq!(
                 glob.matches(&path),

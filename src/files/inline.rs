@@ -150,32 +150,21 @@ mod tests {
     use super::*;
 
     use std::path::PathBuf;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
-    struct TempFile(PathBuf);
+    use crate::testutil::TempDir;
 
-    impl TempFile {
-        fn new(contents: &[u8]) -> TempFile {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-            let path = std::env::temp_dir()
-                .join(format!("gemini-relay-inline-{}-{n}.txt", std::process::id()));
-            fs::write(&path, contents).unwrap();
-            TempFile(path)
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = fs::remove_file(&self.0);
-        }
+    /// A file holding `contents` in a fresh directory; the file goes when the directory is dropped.
+    fn temp_file(contents: &[u8]) -> (TempDir, PathBuf) {
+        let dir = TempDir::new();
+        let file = dir.file("file.txt", contents);
+        (dir, file)
     }
 
     fn check(contents: &[u8], expected_block: &str) {
-        let file = TempFile::new(contents);
+        let (_dir, file) = temp_file(contents);
         let mut inliner = Inliner::new();
         let mut out = String::new();
-        let inlined = inliner.inline_file("x.txt", &file.0, &mut out);
+        let inlined = inliner.inline_file("x.txt", &file, &mut out);
         assert_eq!(out, expected_block);
         assert_eq!(inlined, !expected_block.is_empty());
         assert_eq!(inliner.footers(), "");
@@ -211,9 +200,9 @@ mod tests {
     fn nul_after_the_sniff_window_is_text() {
         let mut contents = vec![b'a'; SNIFF_WINDOW];
         contents.push(0);
-        let file = TempFile::new(&contents);
+        let (_dir, file) = temp_file(&contents);
         let mut out = String::new();
-        assert!(Inliner::new().inline_file("x.txt", &file.0, &mut out));
+        assert!(Inliner::new().inline_file("x.txt", &file, &mut out));
         assert!(out.contains("a\0\n----- END FILE: x.txt -----\n"));
     }
 
@@ -221,9 +210,9 @@ mod tests {
     fn multibyte_character_cut_at_the_cap() {
         let mut contents = vec![b'a'; FILE_CAP as usize - 1];
         contents.extend_from_slice("é".as_bytes());
-        let file = TempFile::new(&contents);
+        let (_dir, file) = temp_file(&contents);
         let mut out = String::new();
-        assert!(Inliner::new().inline_file("cut.txt", &file.0, &mut out));
+        assert!(Inliner::new().inline_file("cut.txt", &file, &mut out));
         let tail = "a\u{fffd}\n----- TRUNCATED: cut.txt is 262145 bytes, only the first 262144 are shown -----\n----- END FILE: cut.txt -----\n";
         assert!(out.ends_with(tail), "{}", &out[out.len() - 200..]);
     }
@@ -242,8 +231,9 @@ mod tests {
 
     #[test]
     fn directory_is_unreadable() {
+        let dir = TempDir::new();
         let mut inliner = Inliner::new();
-        assert!(!inliner.inline_file("tmp", &std::env::temp_dir(), &mut String::new()));
+        assert!(!inliner.inline_file("tmp", dir.path(), &mut String::new()));
         assert!(inliner.footers().contains("1 file(s) not included: tmp -----"));
     }
 
@@ -263,13 +253,13 @@ mod tests {
 
     #[test]
     fn file_over_the_remaining_budget_is_omitted_after_reading() {
-        let file = TempFile::new(b"0123456789");
+        let (_dir, file) = temp_file(b"0123456789");
         let mut inliner = Inliner::new();
         inliner.spent = BUDGET - 9;
-        assert!(!inliner.inline_file("ten.txt", &file.0, &mut String::new()));
+        assert!(!inliner.inline_file("ten.txt", &file, &mut String::new()));
         assert!(!inliner.is_exhausted());
         inliner.spent = BUDGET - 10;
-        assert!(inliner.inline_file("ten.txt", &file.0, &mut String::new()));
+        assert!(inliner.inline_file("ten.txt", &file, &mut String::new()));
         assert!(inliner.is_exhausted());
         assert_eq!(
             inliner.footers(),

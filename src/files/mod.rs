@@ -185,7 +185,7 @@ fn inline_files(
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
 /// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
 /// (never going above `/`), and the result has no trailing slash. `base` must be absolute.
-fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
+pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
     let mut segments: Vec<&[u8]> = Vec::new();
     let start: &[u8] =
         if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_bytes() };
@@ -213,60 +213,30 @@ fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
 mod tests {
     use super::*;
 
-    use std::os::unix::fs::{PermissionsExt, symlink};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::os::unix::fs::PermissionsExt;
     use std::time::{Duration, Instant};
 
-    /// A temporary project directory, removed on drop.
-    struct TestDir(PathBuf);
+    use crate::testutil::{TempDir, XorShift};
 
-    impl TestDir {
-        fn new() -> TestDir {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-            let dir =
-                std::env::temp_dir().join(format!("gemini-relay-files-{}-{n}", std::process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TestDir(dir)
-        }
+    /// Writes `contents of <rel>\n` to `rel`.
+    fn text(project: &TempDir, rel: &str) {
+        project.file(rel, contents(rel).as_bytes());
+    }
 
-        fn file(&self, rel: &str, contents: &[u8]) -> &TestDir {
-            let path = self.0.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, contents).unwrap();
-            self
-        }
-
-        fn text(&self, rel: &str) -> &TestDir {
-            self.file(rel, format!("contents of {rel}\n").as_bytes())
-        }
-
-        fn link(&self, rel: &str, target: &Path) -> &TestDir {
-            let path = self.0.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            symlink(target, path).unwrap();
-            self
-        }
-
-        fn inline(&self, prompt: &str) -> String {
-            match inline_file_references(prompt, &self.0) {
-                Ok(it) => it.into_owned(),
-                Err(err) => panic!("inlining {prompt:?} failed: {err}"),
-            }
-        }
-
-        fn refusal(&self, what: &str, reference: &str) -> String {
-            format!(
-                "Refusing @file reference {what} the project directory: \"@{reference}\". Only files within {} may be referenced.",
-                self.0.display()
-            )
+    /// Inlines `prompt` against the project, panicking on a refusal.
+    fn inline(project: &TempDir, prompt: &str) -> String {
+        match inline_file_references(prompt, project.path()) {
+            Ok(it) => it.into_owned(),
+            Err(err) => panic!("inlining {prompt:?} failed: {err}"),
         }
     }
 
-    impl Drop for TestDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    /// The refusal text for `reference` with the `what` wording (`outside`, ...).
+    fn refusal(project: &TempDir, what: &str, reference: &str) -> String {
+        format!(
+            "Refusing @file reference {what} the project directory: \"@{reference}\". Only files within {} may be referenced.",
+            project.path().display()
+        )
     }
 
     fn block(label: &str, text: &str) -> String {
@@ -278,21 +248,21 @@ mod tests {
     }
 
     /// Asserts that both entry points refuse `prompt` with the `what` text for `reference`.
-    fn check_refused(project: &TestDir, prompt: &str, what: &str, reference: &str) {
-        let expected = project.refusal(what, reference);
-        assert_eq!(assert_safe_file_references(prompt, &project.0), Err(expected.clone()));
-        assert_eq!(inline_file_references(prompt, &project.0), Err(expected));
+    fn check_refused(project: &TempDir, prompt: &str, what: &str, reference: &str) {
+        let expected = refusal(project, what, reference);
+        assert_eq!(assert_safe_file_references(prompt, project.path()), Err(expected.clone()));
+        assert_eq!(inline_file_references(prompt, project.path()), Err(expected));
     }
 
     /// Asserts that the jail accepts `prompt` and inlining returns it unchanged.
-    fn check_unchanged(project: &TestDir, prompt: &str) {
-        assert_eq!(assert_safe_file_references(prompt, &project.0), Ok(()));
-        assert_eq!(project.inline(prompt), prompt);
+    fn check_unchanged(project: &TempDir, prompt: &str) {
+        assert_eq!(assert_safe_file_references(prompt, project.path()), Ok(()));
+        assert_eq!(inline(project, prompt), prompt);
     }
 
     /// Asserts what inlining `prompt` shows and never shows.
-    fn check_inlined(project: &TestDir, prompt: &str, present: &[&str], absent: &[&str]) -> String {
-        let out = project.inline(prompt);
+    fn check_inlined(project: &TempDir, prompt: &str, present: &[&str], absent: &[&str]) -> String {
+        let out = inline(project, prompt);
         for text in present {
             assert!(out.contains(text), "{prompt:?} should show {text:?}:\n{out}");
         }
@@ -309,8 +279,9 @@ mod tests {
 
     #[test]
     fn jail_allows_references_inside_the_project() {
-        let project = TestDir::new();
-        project.text("src/index.ts").text("package.json");
+        let project = TempDir::new();
+        text(&project, "src/index.ts");
+        text(&project, "package.json");
         for prompt in [
             "explain @src/index.ts",
             "no references at all",
@@ -324,63 +295,63 @@ mod tests {
             "@src/a.ts,",
             "@does-not-exist.txt",
         ] {
-            assert_eq!(assert_safe_file_references(prompt, &project.0), Ok(()), "{prompt}");
+            assert_eq!(assert_safe_file_references(prompt, project.path()), Ok(()), "{prompt}");
         }
     }
 
     #[test]
     fn jail_refuses_parent_paths() {
-        check_refused(&TestDir::new(), "read @../secret.txt", "outside", "../secret.txt");
-        check_refused(&TestDir::new(), "@src/../../x", "outside", "src/../../x");
-        check_refused(&TestDir::new(), "@..", "outside", "..");
+        check_refused(&TempDir::new(), "read @../secret.txt", "outside", "../secret.txt");
+        check_refused(&TempDir::new(), "@src/../../x", "outside", "src/../../x");
+        check_refused(&TempDir::new(), "@..", "outside", "..");
     }
 
     #[test]
     fn jail_refuses_home_paths() {
-        check_refused(&TestDir::new(), "@~/.ssh/id_rsa", "outside", "~/.ssh/id_rsa");
-        check_refused(&TestDir::new(), "@~", "outside", "~");
+        check_refused(&TempDir::new(), "@~/.ssh/id_rsa", "outside", "~/.ssh/id_rsa");
+        check_refused(&TempDir::new(), "@~", "outside", "~");
     }
 
     #[test]
     fn jail_refuses_absolute_paths() {
-        check_refused(&TestDir::new(), "cat @/etc/passwd", "outside", "/etc/passwd");
-        check_refused(&TestDir::new(), "@/", "outside", "/");
+        check_refused(&TempDir::new(), "cat @/etc/passwd", "outside", "/etc/passwd");
+        check_refused(&TempDir::new(), "@/", "outside", "/");
     }
 
     #[test]
     fn jail_refuses_vue_style_aliases() {
-        check_refused(&TestDir::new(), "see @/components/x", "outside", "/components/x");
+        check_refused(&TempDir::new(), "see @/components/x", "outside", "/components/x");
     }
 
     #[test]
     fn jail_looks_inside_words() {
-        check_refused(&TestDir::new(), "x@/etc/y", "outside", "/etc/y");
-        check_refused(&TestDir::new(), "a@~b", "outside", "~b");
+        check_refused(&TempDir::new(), "x@/etc/y", "outside", "/etc/y");
+        check_refused(&TempDir::new(), "a@~b", "outside", "~b");
     }
 
     #[test]
     fn jail_reports_the_first_violation() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         check_refused(&project, "@ok @../a @/etc/b", "outside", "../a");
     }
 
     #[test]
     fn absolute_path_inside_the_root_is_allowed() {
-        let project = TestDir::new();
-        project.text("a.ts");
-        let prompt = format!("@{}", project.0.join("a.ts").display());
-        let label = project.0.join("a.ts").display().to_string();
+        let project = TempDir::new();
+        text(&project, "a.ts");
+        let prompt = format!("@{}", project.path().join("a.ts").display());
+        let label = project.path().join("a.ts").display().to_string();
         check_inlined(&project, &prompt, &[&block(&label, &contents("a.ts"))], &[]);
     }
 
     #[test]
     fn in_root_symlinks_to_the_outside_are_refused() {
-        let outside = TestDir::new();
+        let outside = TempDir::new();
         outside.file("secret.txt", b"TOP-SECRET");
-        let project = TestDir::new();
-        project.text("inside/harmless.txt");
-        project.link("inside/leak.txt", &outside.0.join("secret.txt"));
-        project.link("inside/leakdir", &outside.0);
+        let project = TempDir::new();
+        text(&project, "inside/harmless.txt");
+        project.link("inside/leak.txt", &outside.path().join("secret.txt"));
+        project.link("inside/leakdir", outside.path());
         check_refused(&project, "@inside/leak.txt", "resolving outside", "inside/leak.txt");
         check_refused(&project, "see @inside/leakdir", "resolving outside", "inside/leakdir");
         check_refused(
@@ -398,23 +369,23 @@ mod tests {
 
     #[test]
     fn dangling_symlink_is_left_verbatim() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         project.link("gone.txt", Path::new("/nonexistent/gemini-relay/target"));
         check_unchanged(&project, "@gone.txt");
     }
 
     #[test]
     fn reference_is_replaced_by_its_block() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         project.file("package.json", b"{\"name\": \"gemini-relay\"}");
         let expected = format!("see {}", block("package.json", "{\"name\": \"gemini-relay\"}"));
-        assert_eq!(project.inline("see @package.json"), expected);
+        assert_eq!(inline(&project, "see @package.json"), expected);
     }
 
     #[test]
     fn unresolvable_tokens_are_unchanged() {
-        let project = TestDir::new();
-        project.text("a.ts");
+        let project = TempDir::new();
+        text(&project, "a.ts");
         for prompt in [
             "@does-not-exist.txt",
             "/** @param x the value */",
@@ -429,35 +400,38 @@ mod tests {
 
     #[test]
     fn emails_are_never_inlined() {
-        let project = TestDir::new();
-        project.text("example.com");
+        let project = TempDir::new();
+        text(&project, "example.com");
         check_unchanged(&project, "write to user@example.com");
     }
 
     #[test]
     fn unicode_whitespace_starts_an_inline_token() {
-        let project = TestDir::new();
-        project.text("a.ts");
-        let out = project.inline("x\u{3000}@a.ts\u{a0}y");
+        let project = TempDir::new();
+        text(&project, "a.ts");
+        let out = inline(&project, "x\u{3000}@a.ts\u{a0}y");
         assert_eq!(out, format!("x\u{3000}{}\u{a0}y", block("a.ts", &contents("a.ts"))));
         check_unchanged(&project, "x\u{85}@a.ts");
     }
 
-    fn sample_project() -> TestDir {
-        let project = TestDir::new();
-        project
-            .text("a.ts")
-            .text("nested/b.md")
-            .text("node_modules/pkg/index.js")
-            .text(".git/HEAD")
-            .text("dist/bundle.js")
-            .text("docs/.vitepress/cache/deps.js")
-            .text("docs/.vitepress/dist/index.html")
-            .text("docs/.vitepress/config.ts")
-            .text("src/a.ts")
-            .text("src/deep/b.ts")
-            .text("src/c.js")
-            .file("logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    fn sample_project() -> TempDir {
+        let project = TempDir::new();
+        for rel in [
+            "a.ts",
+            "nested/b.md",
+            "node_modules/pkg/index.js",
+            ".git/HEAD",
+            "dist/bundle.js",
+            "docs/.vitepress/cache/deps.js",
+            "docs/.vitepress/dist/index.html",
+            "docs/.vitepress/config.ts",
+            "src/a.ts",
+            "src/deep/b.ts",
+            "src/c.js",
+        ] {
+            text(&project, rel);
+        }
+        project.file("logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
         project
     }
 
@@ -485,7 +459,7 @@ mod tests {
     #[test]
     fn directory_inlines_only_its_files() {
         let project = sample_project();
-        let out = project.inline("@src");
+        let out = inline(&project, "@src");
         let expected = [
             block("src/a.ts", &contents("src/a.ts")),
             block("src/c.js", &contents("src/c.js")),
@@ -503,8 +477,8 @@ mod tests {
             block("src/deep/b.ts", &contents("src/deep/b.ts")),
         ]
         .concat();
-        assert_eq!(project.inline("@src/**/*.ts"), expected);
-        assert_eq!(project.inline(r"@src\**\*.ts"), expected);
+        assert_eq!(inline(&project, "@src/**/*.ts"), expected);
+        assert_eq!(inline(&project, r"@src\**\*.ts"), expected);
         check_inlined(&project, "@**/*.ts", &[&block("a.ts", &contents("a.ts"))], &["c.js"]);
         check_inlined(&project, "@*.ts", &["BEGIN FILE: a.ts -----"], &["src/a.ts"]);
     }
@@ -529,7 +503,7 @@ mod tests {
 
     #[test]
     fn secrets_never_come_through_walks() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         for rel in [
             ".env",
             ".env.production",
@@ -541,9 +515,9 @@ mod tests {
         ] {
             project.file(rel, format!("SECRET in {rel}").as_bytes());
         }
-        project.text("certs/README.md");
+        text(&project, "certs/README.md");
         for prompt in ["@.", "@certs", "@**/*", "@keys", "@*"] {
-            let out = project.inline(prompt);
+            let out = inline(&project, prompt);
             assert!(!out.contains("SECRET"), "{prompt} leaked a secret:\n{out}");
         }
         check_unchanged(&project, "@keys");
@@ -553,9 +527,9 @@ mod tests {
 
     #[test]
     fn big_file_is_truncated() {
-        let project = TestDir::new();
-        project.file("big.txt", &vec![b'x'; 262_144 + 100]);
-        let out = project.inline("@big.txt");
+        let project = TempDir::new();
+        project.file("big.txt", vec![b'x'; 262_144 + 100]);
+        let out = inline(&project, "@big.txt");
         assert!(out.ends_with(
             "x\n----- TRUNCATED: big.txt is 262244 bytes, only the first 262144 are shown -----\n----- END FILE: big.txt -----\n"
         ));
@@ -564,7 +538,7 @@ mod tests {
 
     #[test]
     fn multibyte_character_cut_at_the_cap_is_replaced() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         let mut bytes = vec![b'a'; 262_143];
         bytes.extend_from_slice("€".as_bytes());
         project.file("cut.txt", &bytes);
@@ -580,11 +554,11 @@ mod tests {
 
     #[test]
     fn budget_omits_the_ninth_big_file() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         for n in 0..9 {
-            project.file(&format!("f{n}.txt"), &vec![b'a' + n; 262_144]);
+            project.file(&format!("f{n}.txt"), vec![b'a' + n; 262_144]);
         }
-        let out = project.inline("@.");
+        let out = inline(&project, "@.");
         assert!(out.contains("----- BEGIN FILE: f0.txt -----"));
         assert!(out.contains("----- END FILE: f7.txt -----"));
         assert!(!out.contains("BEGIN FILE: f8.txt"));
@@ -595,14 +569,14 @@ mod tests {
 
     #[test]
     fn budget_is_shared_and_footers_summarise_the_rest() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         for n in 0..8 {
-            project.file(&format!("big/b{n}.txt"), &vec![b'b'; 262_144]);
+            project.file(&format!("big/b{n}.txt"), vec![b'b'; 262_144]);
         }
         for n in 0..12 {
-            project.text(&format!("small/s{n:02}.txt"));
+            text(&project, &format!("small/s{n:02}.txt"));
         }
-        let out = project.inline("@big then @small/s00.txt and @small");
+        let out = inline(&project, "@big then @small/s00.txt and @small");
         assert!(out.contains(" then @small/s00.txt and @small\n----- OMITTED"), "tokens stay");
         assert!(out.ends_with(
             "\n----- OMITTED: the 2097152 byte inline budget was reached; 13 file(s) not included: \
@@ -613,11 +587,12 @@ mod tests {
 
     #[test]
     fn unreadable_file_is_footnoted() {
-        let project = TestDir::new();
-        project.text("ok.txt").text("locked.txt");
-        let locked = project.0.join("locked.txt");
+        let project = TempDir::new();
+        text(&project, "ok.txt");
+        text(&project, "locked.txt");
+        let locked = project.path().join("locked.txt");
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
-        let out = project.inline("@.");
+        let out = inline(&project, "@.");
         assert!(out.contains(&block("ok.txt", &contents("ok.txt"))));
         if is_root() {
             // Root reads the file regardless of its mode.
@@ -629,14 +604,14 @@ mod tests {
         assert!(out.ends_with(
             "\n----- UNREADABLE: files exist but could not be read; 1 file(s) not included: locked.txt -----\n"
         ));
-        let out = project.inline("@locked.txt");
+        let out = inline(&project, "@locked.txt");
         assert!(out.starts_with("@locked.txt\n----- UNREADABLE:"));
     }
 
     #[test]
     fn label_is_the_reference_as_written() {
-        let project = TestDir::new();
-        project.text("src/a.ts");
+        let project = TempDir::new();
+        text(&project, "src/a.ts");
         check_inlined(&project, "@./src/a.ts", &[&block("./src/a.ts", &contents("src/a.ts"))], &[]);
         check_inlined(&project, "@src//a.ts", &["BEGIN FILE: src//a.ts -----"], &[]);
     }
@@ -645,7 +620,8 @@ mod tests {
     fn binary_and_special_files_stay_verbatim() {
         let project = sample_project();
         check_unchanged(&project, "@logo.png");
-        let fifo = std::ffi::CString::new(project.0.join("pipe").as_os_str().as_bytes()).unwrap();
+        let fifo =
+            std::ffi::CString::new(project.path().join("pipe").as_os_str().as_bytes()).unwrap();
         // SAFETY: `fifo` is a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         check_unchanged(&project, "@pipe");
@@ -654,26 +630,27 @@ mod tests {
 
     #[test]
     fn empty_directory_stays_verbatim() {
-        let project = TestDir::new();
-        fs::create_dir_all(project.0.join("empty")).unwrap();
+        let project = TempDir::new();
+        project.dir("empty");
         check_unchanged(&project, "@empty");
         check_unchanged(&project, "@.");
     }
 
     #[test]
     fn inlined_text_is_not_rescanned() {
-        let project = TestDir::new();
-        project.file("a.txt", b"@b.txt @../x").text("b.txt");
-        assert_eq!(project.inline("@a.txt"), block("a.txt", "@b.txt @../x"));
+        let project = TempDir::new();
+        project.file("a.txt", b"@b.txt @../x");
+        text(&project, "b.txt");
+        assert_eq!(inline(&project, "@a.txt"), block("a.txt", "@b.txt @../x"));
     }
 
     #[test]
     fn root_given_through_a_symlink() {
-        let project = TestDir::new();
-        project.text("a.ts");
-        let holder = TestDir::new();
-        holder.link("project", &project.0);
-        let root = holder.0.join("project");
+        let project = TempDir::new();
+        text(&project, "a.ts");
+        let holder = TempDir::new();
+        holder.link("project", project.path());
+        let root = holder.path().join("project");
         let out = inline_file_references("@a.ts and @.", &root).unwrap();
         assert_eq!(out.matches("BEGIN FILE: a.ts -----").count(), 2);
         let expected = format!(
@@ -681,7 +658,7 @@ mod tests {
             root.display()
         );
         assert_eq!(assert_safe_file_references("@../x", &root), Err(expected));
-        let through_real = format!("@{}", project.0.join("a.ts").display());
+        let through_real = format!("@{}", project.path().join("a.ts").display());
         assert!(assert_safe_file_references(&through_real, &root).is_err());
     }
 
@@ -701,9 +678,9 @@ mod tests {
 
     #[test]
     fn non_utf8_names_get_lossy_labels() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         let name = OsString::from_vec(b"bad\xff.txt".to_vec());
-        fs::write(project.0.join(name), "raw bytes").unwrap();
+        fs::write(project.path().join(name), "raw bytes").unwrap();
         check_inlined(&project, "@*.txt", &[&block("bad\u{fffd}.txt", "raw bytes")], &[]);
     }
 
@@ -721,26 +698,16 @@ mod tests {
         check("/p", ".", "/p");
         check("/p/q/", "..", "/p");
         check("/", "", "/");
+        check("/p//q/./", "", "/p/q");
         check("/p", "a\\..\\b", "/p/a\\..\\b");
-    }
-
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
     }
 
     #[test]
     fn random_prompts_never_panic_or_leak() {
-        let outside = TestDir::new();
+        let outside = TempDir::new();
         outside.file("secret.txt", b"TOP-SECRET");
         let project = sample_project();
-        project.link("leak", &outside.0);
+        project.link("leak", outside.path());
         let pieces = [
             "@",
             "@",
@@ -764,13 +731,13 @@ mod tests {
             "\\",
             "x@",
         ];
-        let mut rng = XorShift(0xdead_beef_cafe_f00d);
+        let mut rng = XorShift::new(0xdead_beef_cafe_f00d);
         let started = Instant::now();
         for _ in 0..300 {
             let len = rng.next() % 12;
             let prompt: String =
                 (0..len).map(|_| pieces[(rng.next() % pieces.len() as u64) as usize]).collect();
-            match inline_file_references(&prompt, &project.0) {
+            match inline_file_references(&prompt, project.path()) {
                 Ok(out) => assert!(!out.contains("TOP-SECRET"), "{prompt:?} leaked"),
                 Err(err) => assert!(err.starts_with("Refusing @file reference "), "{err}"),
             }
@@ -784,20 +751,23 @@ mod tests {
         let project = sample_project();
         for prompt in ["@".repeat(MB), "*".repeat(MB), "@*".repeat(MB / 2), "a@".repeat(MB / 2)] {
             let started = Instant::now();
-            assert_eq!(inline_file_references(&prompt, &project.0).as_deref(), Ok(prompt.as_str()));
+            assert_eq!(
+                inline_file_references(&prompt, project.path()).as_deref(),
+                Ok(prompt.as_str())
+            );
             assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
         }
     }
 
     #[test]
     fn two_thousand_files_under_dot() {
-        let project = TestDir::new();
+        let project = TempDir::new();
         let line = "0123456789abcdef".repeat(96);
         for n in 0..2_000 {
             project.file(&format!("d{:02}/f{n:04}.txt", n / 100), line.as_bytes());
         }
         let started = Instant::now();
-        let out = project.inline("@.");
+        let out = inline(&project, "@.");
         let elapsed = started.elapsed();
         eprintln!("inlining @. over 2,000 files of 1,536 bytes took {elapsed:?}");
         assert_eq!(out.matches("----- BEGIN FILE: ").count(), 1_365);

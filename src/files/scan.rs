@@ -3,6 +3,8 @@
 //! Both scanners reproduce the JavaScript regexes of SPEC §5.1 (`@(\S+)` and `(?<=^|\s)@(\S+)`,
 //! global, non-overlapping, left to right) without a regex engine. They run in linear time.
 
+use crate::js;
+
 /// One `@` token found in a prompt, as byte offsets into that prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Token<'a> {
@@ -22,15 +24,6 @@ pub(crate) fn jail_tokens(prompt: &str) -> Vec<Token<'_>> {
 /// Every match of `@(\S+)` whose `@` starts the prompt or follows a whitespace character.
 pub(crate) fn inline_tokens(prompt: &str) -> Vec<Token<'_>> {
     scan(prompt, true)
-}
-
-/// JavaScript's `\s`: `char::is_whitespace` (Unicode `White_Space`) minus U+0085 NEL, plus U+FEFF.
-///
-/// The JS set is `[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]`.
-/// Rust's `White_Space` has the same members except that it includes U+0085 (which JS does not)
-/// and lacks U+FEFF (which JS includes as a byte order mark).
-pub(crate) fn is_js_whitespace(c: char) -> bool {
-    c == '\u{feff}' || (c != '\u{85}' && c.is_whitespace())
 }
 
 fn scan(prompt: &str, after_whitespace_only: bool) -> Vec<Token<'_>> {
@@ -61,7 +54,7 @@ fn starts_token_position(prompt: &str, at: usize) -> bool {
     if previous.is_ascii() {
         return matches!(previous, b'\t'..=b'\r' | b' ');
     }
-    prompt[..at].chars().next_back().is_some_and(is_js_whitespace)
+    prompt[..at].chars().next_back().is_some_and(js::is_space)
 }
 
 /// The end of the maximal run of non-whitespace characters starting at `start`.
@@ -79,7 +72,7 @@ fn run_end(prompt: &str, start: usize) -> usize {
             continue;
         }
         let Some(c) = prompt[idx..].chars().next() else { break };
-        if is_js_whitespace(c) {
+        if js::is_space(c) {
             return idx;
         }
         idx += c.len_utf8();
@@ -92,6 +85,8 @@ mod tests {
     use super::*;
 
     use std::time::{Duration, Instant};
+
+    use crate::testutil::XorShift;
 
     fn refs(tokens: &[Token<'_>]) -> Vec<String> {
         tokens.iter().map(|it| it.reference.to_string()).collect()
@@ -164,49 +159,22 @@ mod tests {
         assert_eq!(&prompt[tokens[0].at..tokens[0].end], "@ü/ß");
     }
 
-    #[test]
-    fn whitespace_set_matches_javascript() {
-        let js = [
-            '\t', '\n', '\u{b}', '\u{c}', '\r', ' ', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2005}',
-            '\u{200a}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}', '\u{feff}',
-        ];
-        for c in js {
-            assert!(is_js_whitespace(c), "{c:?} is \\s in JavaScript");
-        }
-        for c in ['\u{85}', '\u{180e}', '\u{200b}', 'a', '@', '\0', '\u{1f600}'] {
-            assert!(!is_js_whitespace(c), "{c:?} is not \\s in JavaScript");
-        }
-    }
-
-    /// A tiny xorshift generator so property tests need no crate.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
-
     const ALPHABET: [char; 14] =
         ['@', '@', 'a', '/', '.', '*', ' ', '\n', '\u{a0}', '\u{85}', '\u{feff}', 'é', '😀', '~'];
 
     #[test]
     fn random_prompts_give_well_formed_tokens() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2_000 {
-            let len = (rng.next() % 40) as usize;
-            let prompt: String =
-                (0..len).map(|_| ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize]).collect();
+            let len = rng.below(40);
+            let prompt: String = (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())]).collect();
             let jail = jail_tokens(&prompt);
             let inline = inline_tokens(&prompt);
             for token in jail.iter().chain(&inline) {
                 assert_eq!(&prompt[token.at..token.at + 1], "@");
                 assert_eq!(&prompt[token.at + 1..token.end], token.reference);
                 assert!(!token.reference.is_empty());
-                assert!(!token.reference.chars().any(is_js_whitespace));
+                assert!(!token.reference.chars().any(js::is_space));
             }
             for token in &inline {
                 assert!(jail.contains(token), "inline token {token:?} of {prompt:?} not jailed");

@@ -184,43 +184,11 @@ fn relative_to<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
 mod tests {
     use super::*;
 
-    use std::os::unix::fs::symlink;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use crate::testutil::TempDir;
 
-    /// A temporary directory removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new() -> TempDir {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-            let dir =
-                std::env::temp_dir().join(format!("gemini-relay-walk-{}-{n}", std::process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(fs::canonicalize(&dir).unwrap())
-        }
-
-        fn file(&self, rel: &str) {
-            let path = self.0.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, rel).unwrap();
-        }
-
-        fn link(&self, rel: &str, target: &Path) {
-            let path = self.0.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            symlink(target, path).unwrap();
-        }
-
-        fn labels(&self, start: &str) -> Vec<String> {
-            walk(&self.0.join(start), &self.0).into_iter().map(|it| it.label).collect()
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    /// The labels `walk` yields from `start` inside the project.
+    fn labels(project: &TempDir, start: &str) -> Vec<String> {
+        walk(&project.path().join(start), project.path()).into_iter().map(|it| it.label).collect()
     }
 
     #[test]
@@ -240,12 +208,12 @@ mod tests {
             "docs/.vitepress/config.ts",
             "docs/index.md",
         ] {
-            project.file(rel);
+            project.file(rel, rel);
         }
         let expected =
             ["B.txt", "a.ts", "docs/.vitepress/config.ts", "docs/index.md", "nested/b.md", "z.ts"];
-        assert_eq!(project.labels(""), expected);
-        assert_eq!(project.labels("docs"), ["docs/.vitepress/config.ts", "docs/index.md"]);
+        assert_eq!(labels(&project, ""), expected);
+        assert_eq!(labels(&project, "docs"), ["docs/.vitepress/config.ts", "docs/index.md"]);
     }
 
     #[test]
@@ -268,9 +236,9 @@ mod tests {
             "keys/id_dsa",
             "ok.txt",
         ] {
-            project.file(rel);
+            project.file(rel, rel);
         }
-        assert_eq!(project.labels(""), ["ok.txt"]);
+        assert_eq!(labels(&project, ""), ["ok.txt"]);
     }
 
     #[test]
@@ -288,42 +256,42 @@ mod tests {
     #[test]
     fn symlinks_out_of_the_root_are_not_followed() {
         let outside = TempDir::new();
-        outside.file("secret.txt");
+        outside.file("secret.txt", "secret.txt");
         let project = TempDir::new();
-        project.file("inside/harmless.txt");
-        project.link("inside/leak.txt", &outside.0.join("secret.txt"));
-        project.link("inside/leakdir", &outside.0);
-        project.link("inside/dangling", &project.0.join("missing"));
-        assert_eq!(project.labels(""), ["inside/harmless.txt"]);
-        assert_eq!(project.labels("inside"), ["inside/harmless.txt"]);
+        project.file("inside/harmless.txt", "inside/harmless.txt");
+        project.link("inside/leak.txt", &outside.path().join("secret.txt"));
+        project.link("inside/leakdir", outside.path());
+        project.link("inside/dangling", &project.path().join("missing"));
+        assert_eq!(labels(&project, ""), ["inside/harmless.txt"]);
+        assert_eq!(labels(&project, "inside"), ["inside/harmless.txt"]);
     }
 
     #[test]
     fn in_root_symlinks_use_the_target_label_and_cycles_stop() {
         let project = TempDir::new();
-        project.file("real/a.txt");
-        project.link("alias.txt", &project.0.join("real/a.txt"));
-        project.link("real/loop", &project.0);
+        project.file("real/a.txt", "real/a.txt");
+        project.link("alias.txt", &project.path().join("real/a.txt"));
+        project.link("real/loop", project.path());
         project.link("real/self", Path::new("."));
-        project.link("secretlink", &project.0.join("real/a.txt"));
-        project.link("innocent", &project.0.join(".env"));
-        project.file(".env");
-        assert_eq!(project.labels(""), ["real/a.txt", "real/a.txt", "real/a.txt"]);
+        project.link("secretlink", &project.path().join("real/a.txt"));
+        project.link("innocent", &project.path().join(".env"));
+        project.file(".env", ".env");
+        assert_eq!(labels(&project, ""), ["real/a.txt", "real/a.txt", "real/a.txt"]);
     }
 
     #[test]
     fn symlinked_skip_names_are_skipped() {
         let project = TempDir::new();
-        project.file("node_modules/m.js");
-        project.link("deps", &project.0.join("node_modules"));
-        project.file("a.txt");
-        assert_eq!(project.labels(""), ["a.txt"]);
+        project.file("node_modules/m.js", "node_modules/m.js");
+        project.link("deps", &project.path().join("node_modules"));
+        project.file("a.txt", "a.txt");
+        assert_eq!(labels(&project, ""), ["a.txt"]);
     }
 
     #[test]
     fn unlistable_start_is_empty() {
         let project = TempDir::new();
-        assert!(project.labels("missing").is_empty());
+        assert!(labels(&project, "missing").is_empty());
     }
 
     #[test]

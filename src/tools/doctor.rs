@@ -7,8 +7,10 @@
 
 use serde_json::Value;
 
+use crate::js::{
+    number as js_number, round as js_round, string as js_string, truthy as is_truthy, utf16_prefix,
+};
 use crate::tools::models::BackendInfo;
-use crate::tools::timeout_test::{js_number, js_round};
 use std::time::Duration;
 
 use crate::backend::{agy, gemini};
@@ -242,14 +244,7 @@ pub fn render_doctor(facts: &DoctorFacts) -> String {
 fn probe_failed_report(message: &str) -> String {
     let first_line = message.split('\n').next().unwrap_or("");
     let first_line = first_line.strip_suffix('\r').unwrap_or(first_line);
-    let mut units = 0;
-    let detail: String = first_line
-        .chars()
-        .take_while(|c| {
-            units += c.len_utf16();
-            units <= 300
-        })
-        .collect();
+    let detail = utf16_prefix(first_line, 300);
     format!(
         "- \u{274C} Login check failed \u{2014} most likely signed out, offline, or out of quota. Run `agy` once interactively to sign in.\n- Detail: `{detail}`"
     )
@@ -259,38 +254,9 @@ fn shown_path(path: &str) -> &str {
     if path.is_empty() { "not resolved" } else { path }
 }
 
-/// JavaScript truthiness of a JSON value.
-fn is_truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
-}
-
 /// The first truthy field among `keys`, rendered as JavaScript would in a template literal.
 fn truthy_field(object: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().filter_map(|key| object.get(key)).find(|v| is_truthy(v)).map(js_string)
-}
-
-/// JavaScript's `String(value)` for JSON data.
-fn js_string(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => js_number(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|item| if item.is_null() { String::new() } else { js_string(item) })
-                .collect();
-            parts.join(",")
-        }
-        Value::Object(_) => "[object Object]".to_owned(),
-    }
 }
 
 /// The `--version` probes' bound.
@@ -339,23 +305,11 @@ fn first_line(probe: Result<String, Failure>) -> Option<String> {
 mod tests {
     use super::*;
 
-    const AGY: BackendInfo<'static> = BackendInfo {
-        name: "agy",
-        model_selection: true,
-        reasoning_effort: true,
-        structured_output: true,
-        modes: true,
-        sandbox_isolates: false,
-    };
+    use crate::backend::Backend;
+    use crate::tools::models::info;
 
-    const GEMINI: BackendInfo<'static> = BackendInfo {
-        name: "gemini",
-        model_selection: true,
-        reasoning_effort: false,
-        structured_output: false,
-        modes: false,
-        sandbox_isolates: true,
-    };
+    const AGY: BackendInfo<'static> = info(Backend::Agy);
+    const GEMINI: BackendInfo<'static> = info(Backend::Gemini);
 
     const HEALTHY: &str = r#"{"status":"SUCCESS","command":{"name":"usage","data":{"groups":[
         {"name":"Gemini Models","description":"x","buckets":[

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::files::resolve_lexically;
 use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
@@ -121,8 +122,8 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// inside `cwd` is accepted. Parent directories are created. `cwd` must be absolute.
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let trimmed = output_path.trim();
-    let cwd = normalize(cwd);
-    let destination = normalize(&cwd.join(trimmed));
+    let cwd = resolve_lexically(cwd, b"");
+    let destination = resolve_lexically(&cwd, trimmed.as_bytes());
     let relative = relative_path(&cwd, &destination);
     if relative.as_os_str().as_bytes().starts_with(b"..") || relative.is_absolute() {
         return Err(format!(
@@ -205,21 +206,6 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
     paths.sort();
     paths
-}
-
-/// Lexical normalisation like Node's `path.resolve`: drops `.`, applies `..`, keeps the root.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => (),
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Node's `path.relative(from, to)` for two normalised absolute paths.
@@ -308,42 +294,9 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::fs::File;
-    use std::process;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use super::*;
 
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new() -> TempDir {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("gemini-relay-image-{}-{n}", process::id()));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-
-        fn file(&self, rel: &str, contents: &str) -> PathBuf {
-            let path = self.0.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, contents).unwrap();
-            path
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn set_mtime(path: &Path, mtime: SystemTime) {
-        File::open(path).unwrap().set_modified(mtime).unwrap();
-    }
+    use crate::testutil::{TempDir, set_mtime};
 
     #[test]
     fn prompt_with_and_without_size() {
@@ -392,22 +345,22 @@ mod tests {
         let tmp = TempDir::new();
         let image = tmp.file("gen/fox.png", "png");
         let reply = "Saved ![fox](gen/fox.png).";
-        assert_eq!(find_image_in_reply(reply, &tmp.0), Some(image.clone()));
+        assert_eq!(find_image_in_reply(reply, tmp.path()), Some(image.clone()));
         let reply = format!("![fox](FILE://{})", image.display());
-        assert_eq!(find_image_in_reply(&reply, &tmp.0), Some(image.clone()));
+        assert_eq!(find_image_in_reply(&reply, tmp.path()), Some(image.clone()));
         let reply = format!("![fox]({})", image.display());
         assert_eq!(find_image_in_reply(&reply, Path::new("/")), Some(image.clone()));
-        assert_eq!(find_image_in_reply("![fox](./gen/fox.png)", &tmp.0), Some(image));
+        assert_eq!(find_image_in_reply("![fox](./gen/fox.png)", tmp.path()), Some(image));
     }
 
     #[test]
     fn reply_image_missing_or_not_first() {
         let tmp = TempDir::new();
         tmp.file("b.png", "png");
-        assert_eq!(find_image_in_reply("![a](missing.png) ![b](b.png)", &tmp.0), None);
-        assert_eq!(find_image_in_reply("nothing here", &tmp.0), None);
-        fs::create_dir_all(tmp.0.join("dir.png")).unwrap();
-        assert_eq!(find_image_in_reply("![d](dir.png)", &tmp.0), None);
+        assert_eq!(find_image_in_reply("![a](missing.png) ![b](b.png)", tmp.path()), None);
+        assert_eq!(find_image_in_reply("nothing here", tmp.path()), None);
+        tmp.dir("dir.png");
+        assert_eq!(find_image_in_reply("![d](dir.png)", tmp.path()), None);
     }
 
     #[test]
@@ -427,11 +380,11 @@ mod tests {
         set_mtime(&not_image, start + Duration::from_secs(9));
         set_mtime(&stale_dir_file, start + Duration::from_secs(9));
         set_mtime(&nested, start + Duration::from_secs(9));
-        set_mtime(&tmp.0.join("brain/c1"), start - Duration::from_secs(30));
-        set_mtime(&tmp.0.join("brain/c2"), start);
-        set_mtime(&tmp.0.join("brain/c3"), start - Duration::from_secs(31));
-        set_mtime(&tmp.0.join("brain/c4"), start);
-        let brain = tmp.0.join("brain");
+        set_mtime(&tmp.path().join("brain/c1"), start - Duration::from_secs(30));
+        set_mtime(&tmp.path().join("brain/c2"), start);
+        set_mtime(&tmp.path().join("brain/c3"), start - Duration::from_secs(31));
+        set_mtime(&tmp.path().join("brain/c4"), start);
+        let brain = tmp.path().join("brain");
         assert_eq!(newest_brain_image(&brain, start), Some(newer.clone()));
 
         set_mtime(&newer, old);
@@ -439,7 +392,7 @@ mod tests {
 
         set_mtime(&fresh, start);
         assert_eq!(newest_brain_image(&brain, start), None);
-        assert_eq!(newest_brain_image(&tmp.0.join("missing"), start), None);
+        assert_eq!(newest_brain_image(&tmp.path().join("missing"), start), None);
     }
 
     #[test]
@@ -453,8 +406,7 @@ mod tests {
     fn check_escape(output_path: &str) {
         let tmp = TempDir::new();
         let image = tmp.file("img.png", "png");
-        let cwd = tmp.0.join("project");
-        fs::create_dir_all(&cwd).unwrap();
+        let cwd = tmp.dir("project");
         let expected = format!(
             "Invalid outputPath: \"{}\" escapes the project workspace directory.",
             output_path.trim()
@@ -486,8 +438,7 @@ mod tests {
     fn output_path_good_relative_copy() {
         let tmp = TempDir::new();
         let image = tmp.file("brain/img.png", "PNGDATA");
-        let cwd = tmp.0.join("project");
-        fs::create_dir_all(&cwd).unwrap();
+        let cwd = tmp.dir("project");
         let rel = copy_to_output(" assets/./gen/fox.png ", &image, &cwd).unwrap();
         assert_eq!(rel, PathBuf::from("assets/gen/fox.png"));
         assert_eq!(fs::read_to_string(cwd.join(&rel)).unwrap(), "PNGDATA");
@@ -500,8 +451,8 @@ mod tests {
     fn output_path_absolute_inside_is_accepted() {
         let tmp = TempDir::new();
         let image = tmp.file("img.png", "PNG");
-        let target = tmp.0.join("out/copy.png");
-        let rel = copy_to_output(&target.to_string_lossy(), &image, &tmp.0).unwrap();
+        let target = tmp.path().join("out/copy.png");
+        let rel = copy_to_output(&target.to_string_lossy(), &image, tmp.path()).unwrap();
         assert_eq!(rel, PathBuf::from("out/copy.png"));
         assert_eq!(fs::read_to_string(target).unwrap(), "PNG");
     }
@@ -510,15 +461,15 @@ mod tests {
     fn output_path_onto_itself_keeps_the_file() {
         let tmp = TempDir::new();
         let image = tmp.file("img.png", "PNG");
-        assert_eq!(copy_to_output("img.png", &image, &tmp.0), Ok(PathBuf::from("img.png")));
+        assert_eq!(copy_to_output("img.png", &image, tmp.path()), Ok(PathBuf::from("img.png")));
         assert_eq!(fs::read_to_string(&image).unwrap(), "PNG");
     }
 
     #[test]
     fn output_path_copy_failure() {
         let tmp = TempDir::new();
-        let missing = tmp.0.join("missing.png");
-        let err = copy_to_output("x.png", &missing, &tmp.0).unwrap_err();
+        let missing = tmp.path().join("missing.png");
+        let err = copy_to_output("x.png", &missing, tmp.path()).unwrap_err();
         assert!(err.starts_with("Could not save the image to \"x.png\": "), "{err}");
     }
 

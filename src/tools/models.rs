@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx<'_>) -> String {
 }
 
 /// The rendering facts of a backend.
-pub fn info(backend: Backend) -> BackendInfo<'static> {
+pub const fn info(backend: Backend) -> BackendInfo<'static> {
     let caps = backend.capabilities();
     BackendInfo {
         name: backend.name(),
@@ -120,23 +120,8 @@ pub fn info(backend: Backend) -> BackendInfo<'static> {
 mod tests {
     use super::*;
 
-    const AGY: BackendInfo<'static> = BackendInfo {
-        name: "agy",
-        model_selection: true,
-        reasoning_effort: true,
-        structured_output: true,
-        modes: true,
-        sandbox_isolates: false,
-    };
-
-    const GEMINI: BackendInfo<'static> = BackendInfo {
-        name: "gemini",
-        model_selection: true,
-        reasoning_effort: false,
-        structured_output: false,
-        modes: false,
-        sandbox_isolates: true,
-    };
+    const AGY: BackendInfo<'static> = info(Backend::Agy);
+    const GEMINI: BackendInfo<'static> = info(Backend::Gemini);
 
     const AGY_HEAD: &str = "### Active Backend: **AGY**
 - **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.

@@ -1,6 +1,8 @@
-//! gemini-timeout-test texts and step plan, plus JavaScript's Number-to-string formatting.
+//! gemini-timeout-test texts and step plan.
 
 use std::time::Duration;
+
+use crate::js;
 
 /// The longest time one step of the test waits, in milliseconds.
 const MAX_STEP_MS: f64 = 5000.0;
@@ -16,69 +18,26 @@ pub fn steps(duration_ms: f64) -> (u64, f64) {
     (count, duration_ms / count as f64)
 }
 
-/// Formats a number the way JavaScript's `String(x)` does: `5000 / 1000` → `5`, `1.5`, `0.1`,
-/// shortest round-trip digits, exponent form from 1e21 up and below 1e-6, `-0` → `0`.
-pub fn js_number(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    if x == 0.0 {
-        return "0".to_owned();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` prints the shortest round-trip digits as `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    // In ECMAScript terms the value is 0.<digits> × 10^n.
-    let n = exponent + 1;
-    let k = digits.len() as i64;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        let (int_part, frac_part) = digits.split_at(n as usize);
-        format!("{int_part}.{frac_part}")
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let exp_sign = if n - 1 < 0 { "-" } else { "+" };
-        let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { "" } else { "." };
-        format!("{first}{dot}{rest}e{exp_sign}{}", (n - 1).abs())
-    };
-    format!("{sign}{body}")
-}
-
-/// Rounds like JavaScript's `Math.round`: halves go up (towards positive infinity).
-pub fn js_round(x: f64) -> f64 {
-    let floor = x.floor();
-    if x - floor >= 0.5 { floor + 1.0 } else { floor }
-}
-
 /// The first line: `Starting timeout test for <duration>ms (<duration/1000>s)`.
 pub fn start_line(duration_ms: f64) -> String {
     format!(
         "Starting timeout test for {}ms ({}s)",
-        js_number(duration_ms),
-        js_number(duration_ms / 1000.0)
+        js::number(duration_ms),
+        js::number(duration_ms / 1000.0)
     )
 }
 
 /// One step line: `Step <i>/<steps> completed - Elapsed: <round(elapsed/1000)>s`.
 pub fn step_line(step: u64, steps: u64, elapsed_ms: u64) -> String {
-    let seconds = js_round(elapsed_ms as f64 / 1000.0);
-    format!("Step {step}/{steps} completed - Elapsed: {}s", js_number(seconds))
+    let seconds = js::round(elapsed_ms as f64 / 1000.0);
+    format!("Step {step}/{steps} completed - Elapsed: {}s", js::number(seconds))
 }
 
 /// The three closing lines; the first starts with `\n`, so joining by `\n` leaves a blank line.
 pub fn final_lines(duration_ms: f64, elapsed_ms: u64) -> [String; 3] {
     [
         "\nTimeout test completed successfully!".to_owned(),
-        format!("Target duration: {}ms", js_number(duration_ms)),
+        format!("Target duration: {}ms", js::number(duration_ms)),
         format!("Actual duration: {elapsed_ms}ms"),
     ]
 }
@@ -110,61 +69,6 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn check_number(x: f64, expected: &str) {
-        assert_eq!(js_number(x), expected, "js_number({x:?})");
-    }
-
-    #[test]
-    fn js_number_integers() {
-        check_number(5.0, "5");
-        check_number(5000.0, "5000");
-        check_number(-42.0, "-42");
-        check_number(0.0, "0");
-        check_number(-0.0, "0");
-        check_number(123456789012345680000.0, "123456789012345680000");
-    }
-
-    #[test]
-    fn js_number_fractions() {
-        check_number(1.5, "1.5");
-        check_number(0.01, "0.01");
-        check_number(0.1 + 0.2, "0.30000000000000004");
-        check_number(-2.25, "-2.25");
-        check_number(0.000001, "0.000001");
-        check_number(123.456, "123.456");
-    }
-
-    #[test]
-    fn js_number_exponent_forms() {
-        check_number(1e21, "1e+21");
-        check_number(1.5e22, "1.5e+22");
-        check_number(1e-7, "1e-7");
-        check_number(-1.25e-7, "-1.25e-7");
-        check_number(f64::MAX, "1.7976931348623157e+308");
-        check_number(5e-324, "5e-324");
-    }
-
-    #[test]
-    fn js_number_non_finite() {
-        check_number(f64::NAN, "NaN");
-        check_number(f64::INFINITY, "Infinity");
-        check_number(f64::NEG_INFINITY, "-Infinity");
-    }
-
-    #[test]
-    fn js_round_halves_go_up() {
-        for (x, expected) in [
-            (0.5, 1.0),
-            (1.4, 1.0),
-            (2.5, 3.0),
-            (-2.5, -2.0),
-            (-0.4, -0.0),
-            (0.49999999999999994, 0.0),
-        ] {
-            assert_eq!(js_round(x), expected, "js_round({x})");
-        }
-    }
 
     #[test]
     fn step_plan() {

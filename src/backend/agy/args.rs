@@ -3,7 +3,7 @@
 
 use crate::backend::agy::AgyOptions;
 use crate::backend::agy::caps::AgyCaps;
-use crate::backend::agy::js_space;
+use crate::js;
 
 /// The longest prompt, in bytes, passed as one argv element (the kernel's per-element limit, D10).
 pub const ARGV_PROMPT_LIMIT: usize = 131_072;
@@ -20,7 +20,7 @@ pub struct AgyInvocation {
 
 /// Maps the `flash` and `pro` aliases to agy model ids; anything else is returned trimmed.
 pub fn normalize_model(model: &str) -> String {
-    let trimmed = model.trim_matches(js_space);
+    let trimmed = js::trim(model);
     match trimmed.to_lowercase().as_str() {
         "flash" | "gemini-flash" | "gemini-3.8-flash" | "gemini-2.5-flash" | "gemini-3.5-flash" => {
             "gemini-3.8-flash-high".to_string()
@@ -34,7 +34,7 @@ pub fn normalize_model(model: &str) -> String {
 
 /// A prompt that agy should expand as a slash command: opted in and starting with `/`.
 pub fn is_slash_command(final_prompt: &str, allow_slash_commands: bool) -> bool {
-    allow_slash_commands && final_prompt.trim_start_matches(js_space).starts_with('/')
+    allow_slash_commands && js::trim_start(final_prompt).starts_with('/')
 }
 
 /// The option flags 1-10 of SPEC §3.4.3, each only when set and advertised, in that order.
@@ -123,7 +123,7 @@ pub fn invocation(
 /// The `--print-timeout` value: the trimmed override if non-empty, else derived to end before the
 /// wrapper's own deadline (`total − 60` above two minutes, else half, at least one second).
 pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) -> String {
-    if let Some(value) = env_override.map(|v| v.trim_matches(js_space)).filter(|v| !v.is_empty()) {
+    if let Some(value) = env_override.map(js::trim).filter(|v| !v.is_empty()) {
         return value.to_string();
     }
     let total = wrapper_timeout_ms / 1000;
@@ -152,7 +152,7 @@ pub fn sh_single_quote(s: &str) -> String {
 /// Whether `AGY_MCP_PTY` enables PTY recovery: `1`, `true` or `yes` (trimmed, any case).
 pub fn pty_enabled(v: Option<&str>) -> bool {
     let Some(v) = v else { return false };
-    matches!(v.trim_matches(js_space).to_lowercase().as_str(), "1" | "true" | "yes")
+    matches!(js::trim(v).to_lowercase().as_str(), "1" | "true" | "yes")
 }
 
 /// The shell command line `script` runs: the agy path and every argument, each single-quoted.
@@ -183,6 +183,8 @@ mod tests {
     use super::*;
 
     use serde_json::Value;
+
+    use crate::testutil::XorShift;
 
     const S: &str = "--input-format stream-json --output-format stream-json --print-timeout 2640s";
 
@@ -473,12 +475,9 @@ mod tests {
             below(ms);
         }
         // A small xorshift walk over wrapper timeouts from just above one second to a day.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..2_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            below(1_001 + state % 86_400_000);
+            below(1_001 + rng.next() % 86_400_000);
         }
     }
 

@@ -1,6 +1,6 @@
 //! Capability detection: which optional flags the installed agy advertises in its `--help` text.
 
-use crate::backend::agy::js_space;
+use crate::js;
 
 /// One flag per row of SPEC §3.4.1; a flag is sent only when its capability is true.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,7 +126,7 @@ fn word_match(text: &str, needle: &str, ignore_case: bool) -> bool {
 fn has_short_c(text: &str) -> bool {
     let hay = text.as_bytes();
     occurrences(hay, b"-c", false).any(|i| {
-        let preceded = i == 0 || text[..i].chars().next_back().is_some_and(js_space);
+        let preceded = i == 0 || text[..i].chars().next_back().is_some_and(js::is_space);
         preceded && boundary(hay, i + 2, false, true)
     })
 }

@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use crate::backend::agy::AgyOptions;
 use crate::backend::agy::transcript::extract_replies;
-use crate::backend::agy::{AgyOptions, js_space, js_string, truthy};
+use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
 /// of the last `{"event":"result"}` line (stream-json output).
@@ -201,11 +202,6 @@ pub fn models_or_fallback(run: Result<&str, &str>) -> Vec<(String, String)> {
     }
 }
 
-/// JavaScript `trim()`.
-fn trim(s: &str) -> &str {
-    s.trim_matches(js_space)
-}
-
 /// A string value trimmed, when it has non-blank content.
 fn non_blank(value: &Value) -> Option<String> {
     let text = trim(value.as_str()?);
@@ -245,20 +241,6 @@ fn usage_line(objects: &[Value]) -> String {
     }
     line.push(']');
     line
-}
-
-/// JavaScript `x.toFixed(1)`: like `{:.1}`, except that an exact tie rounds away from zero.
-fn to_fixed_1(x: f64) -> String {
-    let magnitude = x.abs();
-    let twenty = (magnitude * 20.0).round();
-    let exact_tie = twenty % 2.0 == 1.0 && magnitude.mul_add(20.0, -twenty) == 0.0;
-    if !exact_tie || !magnitude.is_finite() {
-        return format!("{x:.1}");
-    }
-    // The next double above an exact tie rounds up in `{:.1}`, as JavaScript does.
-    let above = f64::from_bits(magnitude.to_bits() + 1);
-    let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{above:.1}")
 }
 
 /// A token count with comma thousands grouping (`toLocaleString` in en-US); non-numbers count as 0.
@@ -578,22 +560,6 @@ mod tests {
         assert_eq!(fallback.len(), 8);
         assert_eq!(fallback[0], ("gemini-3.8-flash-high".into(), "Gemini 3.8 Flash (High)".into()));
         assert_eq!(fallback[7], ("gemini-3.1-pro-low".into(), "Gemini 3.1 Pro (Low)".into()));
-    }
-
-    #[test]
-    fn to_fixed_1_matches_javascript() {
-        let check = |x: f64, expect: &str| assert_eq!(to_fixed_1(x), expect, "{x}");
-        check(2.0, "2.0");
-        check(17.3, "17.3");
-        check(0.25, "0.3");
-        check(0.75, "0.8");
-        check(2.25, "2.3");
-        check(-0.25, "-0.3");
-        check(0.15, "0.1");
-        check(0.35, "0.3");
-        check(0.05, "0.1");
-        check(1.45, "1.4");
-        check(123.456, "123.5");
     }
 
     #[test]

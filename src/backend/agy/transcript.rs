@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
-use crate::backend::agy::js_space;
+use crate::js;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,7 +232,7 @@ pub fn extract_replies(entries: &[Value]) -> String {
         })
         .filter_map(|entry| entry["content"].as_str())
         .collect();
-    replies.join("\n\n").trim_matches(js_space).to_string()
+    js::trim(&replies.join("\n\n")).to_string()
 }
 
 /// The `gemini-conversations` text: the markdown table, or the no-conversations line.
@@ -308,7 +308,7 @@ fn preview(content: &str) -> String {
     let mut collapsed = String::with_capacity(content.len());
     let mut in_space = false;
     for c in content.chars() {
-        if js_space(c) {
+        if js::is_space(c) {
             in_space = true;
             continue;
         }
@@ -321,16 +321,7 @@ fn preview(content: &str) -> String {
     if crate::redact::utf16_len(&collapsed) <= 120 {
         return collapsed;
     }
-    let mut units = 0;
-    let mut cut = String::new();
-    for c in collapsed.chars() {
-        units += c.len_utf16();
-        if units > 117 {
-            break;
-        }
-        cut.push(c);
-    }
-    cut + "..."
+    format!("{}...", js::utf16_prefix(&collapsed, 117))
 }
 
 /// The path with `.` removed and `..` applied lexically, like Node's `path.resolve` on an absolute
@@ -358,60 +349,42 @@ fn normalize_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    use std::fs::File;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use serde_json::json;
 
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempHome(PathBuf);
+    use crate::testutil::{TempDir, set_mtime};
 
-    impl TempHome {
-        fn new() -> TempHome {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir()
-                .join(format!("gemini-relay-agy-transcript-{}-{n}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).unwrap();
-            TempHome(dir)
-        }
-
-        fn store(&self) -> Store {
-            Store::new(&self.0)
-        }
-
-        fn base(&self) -> PathBuf {
-            self.0.join(".gemini/antigravity-cli")
-        }
-
-        /// Creates conversation `id` with the given transcript lines and logs-dir mtime.
-        fn conversation(&self, id: &str, lines: Option<&[Value]>, mtime: SystemTime) -> PathBuf {
-            let logs = self.base().join("brain").join(id).join(".system_generated/logs");
-            fs::create_dir_all(&logs).unwrap();
-            if let Some(lines) = lines {
-                let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-                fs::write(logs.join("transcript.jsonl"), text.join("\n") + "\n").unwrap();
-            }
-            set_mtime(&logs, mtime);
-            logs
-        }
-
-        fn last_conversations(&self, text: &str) {
-            let cache = self.base().join("cache");
-            fs::create_dir_all(&cache).unwrap();
-            fs::write(cache.join("last_conversations.json"), text).unwrap();
-        }
+    /// The agy store of a fake home directory.
+    fn store(home: &TempDir) -> Store {
+        Store::new(home.path())
     }
 
-    impl Drop for TempHome {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
+    /// agy's base directory inside a fake home.
+    fn base(home: &TempDir) -> PathBuf {
+        home.path().join(".gemini/antigravity-cli")
     }
 
-    fn set_mtime(path: &Path, t: SystemTime) {
-        File::open(path).unwrap().set_modified(t).unwrap();
+    /// Creates conversation `id` with the given transcript lines and logs-dir mtime.
+    fn conversation(
+        home: &TempDir,
+        id: &str,
+        lines: Option<&[Value]>,
+        mtime: SystemTime,
+    ) -> PathBuf {
+        let logs = base(home).join("brain").join(id).join(".system_generated/logs");
+        fs::create_dir_all(&logs).unwrap();
+        if let Some(lines) = lines {
+            let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+            fs::write(logs.join("transcript.jsonl"), text.join("\n") + "\n").unwrap();
+        }
+        set_mtime(&logs, mtime);
+        logs
+    }
+
+    /// Writes agy's `cache/last_conversations.json`.
+    fn last_conversations(home: &TempDir, text: &str) {
+        let cache = base(home).join("cache");
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(cache.join("last_conversations.json"), text).unwrap();
     }
 
     fn at(ms: u64) -> SystemTime {
@@ -457,9 +430,9 @@ mod tests {
 
     #[test]
     fn written_since_fresh_stale_and_slack() {
-        let home = TempHome::new();
-        home.conversation("c1", None, at(T));
-        let store = home.store();
+        let home = TempDir::new();
+        conversation(&home, "c1", None, at(T));
+        let store = store(&home);
         assert!(store.written_since("c1", at(T - 5_000)));
         assert!(store.written_since("c1", at(T)));
         assert!(store.written_since("c1", at(T + 1)));
@@ -472,13 +445,13 @@ mod tests {
 
     #[test]
     fn newest_since_picks_the_newest_fresh_conversation() {
-        let home = TempHome::new();
-        let store = home.store();
+        let home = TempDir::new();
+        let store = store(&home);
         assert_eq!(store.newest_since(at(0)), None);
-        home.conversation("old", None, at(T - 10_000));
-        home.conversation("mid", None, at(T + 1_000));
-        home.conversation("new", None, at(T + 2_000));
-        fs::create_dir_all(home.base().join("brain/no-logs")).unwrap();
+        conversation(&home, "old", None, at(T - 10_000));
+        conversation(&home, "mid", None, at(T + 1_000));
+        conversation(&home, "new", None, at(T + 2_000));
+        fs::create_dir_all(base(&home).join("brain/no-logs")).unwrap();
         assert_eq!(store.newest_since(at(T)).as_deref(), Some("new"));
         assert_eq!(store.newest_since(at(T + 2_001)).as_deref(), Some("new"));
         assert_eq!(store.newest_since(at(T + 2_002)), None);
@@ -486,10 +459,10 @@ mod tests {
 
     #[test]
     fn last_conversation_lookup_exact_then_normalized() {
-        let home = TempHome::new();
-        let store = home.store();
+        let home = TempDir::new();
+        let store = store(&home);
         assert_eq!(store.last_conversation_for(Path::new("/w")), None);
-        home.last_conversations(r#"{"/work/a": "id-a", "/work/b": "id-b", "/work/e": ""}"#);
+        last_conversations(&home, r#"{"/work/a": "id-a", "/work/b": "id-b", "/work/e": ""}"#);
         assert_eq!(store.last_conversation_for(Path::new("/work/a")).as_deref(), Some("id-a"));
         assert_eq!(
             store.last_conversation_for(Path::new("/work/x/../b/./")).as_deref(),
@@ -497,18 +470,18 @@ mod tests {
         );
         assert_eq!(store.last_conversation_for(Path::new("/work/c")), None);
         assert_eq!(store.last_conversation_for(Path::new("/work/e")), None);
-        home.last_conversations("not json");
+        last_conversations(&home, "not json");
         assert_eq!(store.last_conversation_for(Path::new("/work/a")), None);
     }
 
     #[test]
     fn recovery_id_order() {
-        let home = TempHome::new();
-        let store = home.store();
-        home.conversation("explicit", None, at(T + 10));
-        home.conversation("for-cwd", None, at(T + 20));
-        home.conversation("newest", None, at(T + 30));
-        home.last_conversations(r#"{"/w": "for-cwd"}"#);
+        let home = TempDir::new();
+        let store = store(&home);
+        conversation(&home, "explicit", None, at(T + 10));
+        conversation(&home, "for-cwd", None, at(T + 20));
+        conversation(&home, "newest", None, at(T + 30));
+        last_conversations(&home, r#"{"/w": "for-cwd"}"#);
         let cwd = Path::new("/w");
         assert_eq!(store.recovery_id(Some("explicit"), cwd, at(T)).as_deref(), Some("explicit"));
         assert_eq!(store.recovery_id(Some("missing"), cwd, at(T)).as_deref(), Some("for-cwd"));
@@ -520,21 +493,21 @@ mod tests {
 
     #[test]
     fn read_transcript_response_from_jsonl() {
-        let home = TempHome::new();
-        let logs = home.conversation("c1", Some(&[user("q"), reply("the answer")]), at(T));
+        let home = TempDir::new();
+        let logs = conversation(&home, "c1", Some(&[user("q"), reply("the answer")]), at(T));
         let mut text = fs::read_to_string(logs.join("transcript.jsonl")).unwrap();
         text.push_str("{malformed\n\n");
         fs::write(logs.join("transcript.jsonl"), text).unwrap();
-        assert_eq!(home.store().read_transcript_response("c1").unwrap(), "the answer");
+        assert_eq!(store(&home).read_transcript_response("c1").unwrap(), "the answer");
     }
 
     #[test]
     fn read_transcript_response_sqlite_only() {
-        let home = TempHome::new();
-        let logs = home.conversation("c2", None, at(T));
+        let home = TempDir::new();
+        let logs = conversation(&home, "c2", None, at(T));
         fs::write(logs.join("conversation.db"), b"SQLite format 3\0").unwrap();
         assert_eq!(
-            home.store().read_transcript_response("c2").unwrap_err(),
+            store(&home).read_transcript_response("c2").unwrap_err(),
             format!(
                 "agy: transcript is SQLite-only ({}); this build reads JSONL transcripts only.",
                 logs.join("conversation.db").display()
@@ -544,13 +517,13 @@ mod tests {
 
     #[test]
     fn read_transcript_response_sqlite_fallback_dir_and_empty_jsonl() {
-        let home = TempHome::new();
-        home.conversation("c3", Some(&[user("q")]), at(T));
-        let db = home.base().join("conversations/c3.db");
+        let home = TempDir::new();
+        conversation(&home, "c3", Some(&[user("q")]), at(T));
+        let db = base(&home).join("conversations/c3.db");
         fs::create_dir_all(db.parent().unwrap()).unwrap();
         fs::write(&db, b"").unwrap();
         assert_eq!(
-            home.store().read_transcript_response("c3").unwrap_err(),
+            store(&home).read_transcript_response("c3").unwrap_err(),
             format!(
                 "agy: transcript is SQLite-only ({}); this build reads JSONL transcripts only.",
                 db.display()
@@ -560,44 +533,45 @@ mod tests {
 
     #[test]
     fn read_transcript_response_nothing_found() {
-        let home = TempHome::new();
-        home.conversation("c4", Some(&[user("q")]), at(T));
-        let jsonl = home.base().join("brain/c4/.system_generated/logs/transcript.jsonl");
+        let home = TempDir::new();
+        conversation(&home, "c4", Some(&[user("q")]), at(T));
+        let jsonl = base(&home).join("brain/c4/.system_generated/logs/transcript.jsonl");
         assert_eq!(
-            home.store().read_transcript_response("c4").unwrap_err(),
+            store(&home).read_transcript_response("c4").unwrap_err(),
             format!(
                 "agy: no model response found for conversation c4 (looked for {} and a .db fallback).",
                 jsonl.display()
             )
         );
-        assert!(home.store().read_transcript_response("none").is_err());
+        assert!(store(&home).read_transcript_response("none").is_err());
     }
 
     #[test]
     fn read_transcript_response_unreadable_jsonl_falls_through() {
-        let home = TempHome::new();
-        let logs = home.conversation("c5", None, at(T));
+        let home = TempDir::new();
+        let logs = conversation(&home, "c5", None, at(T));
         // A directory where the file should be makes the read fail with something other than NotFound.
         fs::create_dir_all(logs.join("transcript.jsonl")).unwrap();
-        let err = home.store().read_transcript_response("c5").unwrap_err();
+        let err = store(&home).read_transcript_response("c5").unwrap_err();
         assert!(err.starts_with("agy: no model response found for conversation c5"), "{err}");
     }
 
     #[test]
     fn list_conversations_order_limit_cwd_and_prompt() {
-        let home = TempHome::new();
-        let store = home.store();
+        let home = TempDir::new();
+        let store = store(&home);
         assert_eq!(store.list_conversations(20), []);
         let long = format!("{} tail", "x".repeat(130));
-        home.conversation(
+        conversation(
+            &home,
             "a",
             Some(&[json!("junk"), user("  hello\n\t world  "), user("later")]),
             at(T),
         );
-        home.conversation("b", Some(&[user(&long)]), at(T + 2_000));
-        home.conversation("c", None, at(T + 1_000));
-        fs::create_dir_all(home.base().join("brain/no-logs")).unwrap();
-        home.last_conversations(r#"{"/w/one": "a", "/w/two": "c", "/w/three": "a"}"#);
+        conversation(&home, "b", Some(&[user(&long)]), at(T + 2_000));
+        conversation(&home, "c", None, at(T + 1_000));
+        fs::create_dir_all(base(&home).join("brain/no-logs")).unwrap();
+        last_conversations(&home, r#"{"/w/one": "a", "/w/two": "c", "/w/three": "a"}"#);
         let rows = store.list_conversations(20);
         let ids: Vec<&str> = rows.iter().map(|row| row.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);

@@ -1,0 +1,122 @@
+//! Test-only helpers shared by the unit tests: a temporary directory removed on drop, setting a
+//! file's mtime, and a tiny xorshift generator for property-style tests.
+
+use std::fs::{self, File};
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+/// A fresh, canonicalized directory under `std::env::temp_dir()`, removed on drop.
+pub struct TempDir(PathBuf);
+
+/// A xorshift64 generator: deterministic, fast, and good enough to vary test inputs.
+pub struct XorShift(u64);
+
+/// Sets the modification time of the file or directory at `path`.
+pub fn set_mtime(path: &Path, mtime: SystemTime) {
+    File::open(path).unwrap().set_modified(mtime).unwrap();
+}
+
+impl TempDir {
+    /// Creates an empty directory named after the process id and a per-process counter.
+    pub fn new() -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("gemini-relay-test-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        TempDir(fs::canonicalize(&dir).unwrap())
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes `contents` to `rel` (creating parent directories) and returns its path.
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.0.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, contents).unwrap();
+        path
+    }
+
+    /// Creates the directory `rel` (and its parents) and returns its path.
+    pub fn dir(&self, rel: &str) -> PathBuf {
+        let path = self.0.join(rel);
+        fs::create_dir_all(&path).unwrap();
+        path
+    }
+
+    /// Creates a symbolic link at `rel` pointing to `target` and returns the link's path.
+    pub fn link(&self, rel: &str, target: &Path) -> PathBuf {
+        let path = self.0.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        symlink(target, &path).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+impl XorShift {
+    /// A generator started from `seed`, which must not be zero (zero is a fixed point).
+    pub fn new(seed: u64) -> XorShift {
+        assert_ne!(seed, 0, "a xorshift seed must not be zero");
+        XorShift(seed)
+    }
+
+    /// The next 64-bit value.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n` (`n` must not be zero).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_dir_creates_and_removes() {
+        let dir = TempDir::new();
+        let root = dir.path().to_path_buf();
+        assert_eq!(fs::canonicalize(&root).unwrap(), root);
+        let file = dir.file("a/b.txt", b"hello");
+        assert_eq!(file, root.join("a/b.txt"));
+        assert_eq!(fs::read(&file).unwrap(), b"hello");
+        assert!(dir.dir("c/d").is_dir());
+        let link = dir.link("e/link", &file);
+        assert_eq!(fs::read_link(&link).unwrap(), file);
+        assert_ne!(TempDir::new().path(), root);
+        let then = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400);
+        set_mtime(&file, then);
+        assert_eq!(fs::metadata(&file).unwrap().modified().unwrap(), then);
+        drop(dir);
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn xorshift_sequence_is_the_classic_one() {
+        let mut rng = XorShift::new(1);
+        assert_eq!(rng.next(), 1_082_269_761);
+        let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let first = rng.next();
+        let mut again = XorShift::new(0x9e37_79b9_7f4a_7c15);
+        assert_eq!(again.next(), first);
+        assert!((0..1_000).all(|_| rng.below(7) < 7));
+    }
+}
