@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::changemode;
+use crate::js;
 use crate::tools::{bool_arg, run_options, str_arg};
 
 const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
@@ -16,7 +17,7 @@ pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String
         Some(Value::String(prompt)) => prompt,
         _ => String::new(),
     };
-    if prompt.trim().is_empty() {
+    if js::trim(&prompt).is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
     let args = &args;

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::js;
 use crate::tools::{bool_arg, str_arg};
 
 /// The inputs of one brainstorm prompt; only `prompt` is trimmed, the rest is used verbatim.
@@ -58,7 +59,7 @@ pub fn brainstorm_prompt(req: &BrainstormRequest) -> String {
         "# BRAINSTORMING SESSION".to_owned(),
         String::new(),
         "## Core Challenge".to_owned(),
-        req.prompt.trim().to_owned(),
+        js::trim(req.prompt).to_owned(),
         String::new(),
         "## Methodology Framework".to_owned(),
         framework(req.methodology, domain),
@@ -189,7 +190,7 @@ fn non_empty(value: Option<&str>) -> Option<&str> {
 /// Runs gemini-brainstorm: the brainstorm prompt with only model and effort passed on.
 pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let prompt = str_arg(args, "prompt").unwrap_or_default();
-    if prompt.trim().is_empty() {
+    if js::trim(prompt).is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
     let methodology = str_arg(args, "methodology").unwrap_or(DEFAULT_METHODOLOGY);

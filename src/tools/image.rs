@@ -17,6 +17,7 @@ use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::files::resolve_lexically;
+use crate::js;
 use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
@@ -49,7 +50,7 @@ pub struct ImageReport<'a> {
 /// Builds the generation prompt; the prompt is trimmed.
 pub fn image_prompt(prompt: &str, aspect_ratio: &str, size: Option<&str>) -> String {
     let mut out = String::from("Generate an image from the following specifications:\n");
-    out.push_str(&format!("- Prompt: {}\n", prompt.trim()));
+    out.push_str(&format!("- Prompt: {}\n", js::trim(prompt)));
     out.push_str(&format!("- Aspect Ratio: {aspect_ratio}\n"));
     if let Some(size) = non_empty(size) {
         out.push_str(&format!("- Image Size: {size}\n"));
@@ -121,7 +122,7 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// (including a name like `..foo`, SPEC Q16) escapes and is refused. An absolute `output_path`
 /// inside `cwd` is accepted. Parent directories are created. `cwd` must be absolute.
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
-    let trimmed = output_path.trim();
+    let trimmed = js::trim(output_path);
     let cwd = resolve_lexically(cwd, b"");
     let destination = resolve_lexically(&cwd, trimmed.as_bytes());
     let relative = relative_path(&cwd, &destination);
@@ -145,7 +146,7 @@ pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<Pat
 /// Renders the result text (SPEC §2.4.3 step 8 with D11's file URL); notices come on top later.
 pub fn render_image_result(report: &ImageReport) -> String {
     let mut out = String::from("### \u{1F3A8} Gemini Image Generation Completed\n\n");
-    out.push_str(&format!("- **Prompt:** \"{}\"\n", report.prompt.trim()));
+    out.push_str(&format!("- **Prompt:** \"{}\"\n", js::trim(report.prompt)));
     out.push_str(&format!("- **Aspect Ratio:** `{}`", report.aspect_ratio));
     if let Some(size) = non_empty(report.size) {
         out.push_str(&format!("\n- **Size:** `{size}`"));
@@ -253,7 +254,7 @@ fn non_empty(value: Option<&str>) -> Option<&str> {
 /// Runs gemini-image: the generation prompt on the pinned model, then finding (and optionally
 /// copying) the image the CLI wrote.
 pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
-    let prompt = str_arg(args, "prompt").unwrap_or_default().trim();
+    let prompt = js::trim(str_arg(args, "prompt").unwrap_or_default());
     if prompt.is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
@@ -274,7 +275,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let mut image = found;
     let mut saved_to = None;
     if let (Some(output), Some(source)) = (str_arg(args, "outputPath"), &image) {
-        if !output.trim().is_empty() {
+        if !js::trim(output).is_empty() {
             let rel = copy_to_output(output, source, &cwd)?;
             image = Some(cwd.join(&rel));
             saved_to = Some(rel);

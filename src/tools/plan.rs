@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::js;
 use crate::tools::{run_options, str_arg};
 
 /// The model gemini-plan pins when the caller names none (SPEC §2.4.2 step 4).
@@ -35,9 +36,9 @@ const CLOSING: &str = "Write the comprehensive implementation plan now:";
 pub fn planning_prompt(task: &str, context: Option<&str>) -> String {
     let mut prompt = String::from("# ARCHITECTURAL & IMPLEMENTATION PLANNING REQUEST\n\n");
     prompt.push_str("## Goal / Task:\n");
-    prompt.push_str(task.trim());
+    prompt.push_str(js::trim(task));
     prompt.push_str("\n\n");
-    let context = context.map(str::trim).unwrap_or("");
+    let context = context.map(js::trim).unwrap_or("");
     if !context.is_empty() {
         prompt.push_str("## Context & Constraints:\n");
         prompt.push_str(context);
@@ -61,7 +62,7 @@ pub fn plan_model(model: Option<&str>) -> &str {
 /// Runs gemini-plan: the planning prompt at high effort in plan mode, read-only, no thread line.
 pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let task = str_arg(args, "task").unwrap_or_default();
-    if task.trim().is_empty() {
+    if js::trim(task).is_empty() {
         return Err(BLANK_TASK_ERROR.to_string());
     }
     let prompt = planning_prompt(task, str_arg(args, "context"));
