@@ -214,7 +214,7 @@ pub fn render_doctor(facts: &DoctorFacts) -> String {
         format!("- OS: `{} ({})`", facts.os, facts.arch),
         format!(
             "- Active Backend: **`{}`** (via `{}`)",
-            backend.name.to_uppercase(),
+            backend.name.to_ascii_uppercase(),
             facts.source
         ),
         String::new(),

@@ -149,7 +149,7 @@ pub fn render_image_result(report: &ImageReport) -> String {
     if let Some(size) = non_empty(report.size) {
         out.push_str(&format!("\n- **Size:** `{size}`"));
     }
-    out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_uppercase()));
+    out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_ascii_uppercase()));
     if let Some(saved_to) = report.saved_to {
         out.push_str(&format!(
             "\n\n\u{1F4BE} **Saved to Project:** `{}`",

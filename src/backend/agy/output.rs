@@ -38,7 +38,7 @@ pub fn agy_conversation_id(result: &Value) -> Option<String> {
 /// The notices a result carries: a non-`SUCCESS` status first, then refused tool actions.
 pub fn agy_result_notices(result: &Value) -> Vec<String> {
     let mut notices = Vec::new();
-    if let Some(status) = non_blank(&result["status"]).filter(|s| s.to_uppercase() != "SUCCESS") {
+    if let Some(status) = non_blank(&result["status"]).filter(|s| !upper_is_success(s)) {
         notices.push(format!("agy reported status \"{status}\" for this run."));
     }
     if let Some(denied) = result["denied_actions"].as_array().filter(|denied| !denied.is_empty()) {
@@ -245,6 +245,33 @@ fn usage_line(objects: &[Value]) -> String {
     }
     line.push(']');
     line
+}
+
+/// Whether `s.to_uppercase() == "SUCCESS"`, without linking the Unicode case tables: besides ASCII,
+/// only `ß`, dotless `ı`, long `ſ` and the Latin ligatures upper-case to ASCII letters alone.
+fn upper_is_success(s: &str) -> bool {
+    let mut upper = String::with_capacity(s.len());
+    for c in s.chars() {
+        let expansion = match c {
+            'ß' => "SS",
+            'ı' => "I",
+            'ſ' => "S",
+            '\u{FB00}' => "FF",
+            '\u{FB01}' => "FI",
+            '\u{FB02}' => "FL",
+            '\u{FB03}' => "FFI",
+            '\u{FB04}' => "FFL",
+            '\u{FB05}' | '\u{FB06}' => "ST",
+            // Every other non-ASCII character upper-cases to something with a non-ASCII character.
+            c if !c.is_ascii() => return false,
+            c => {
+                upper.push(c.to_ascii_uppercase());
+                continue;
+            }
+        };
+        upper.push_str(expansion);
+    }
+    upper == "SUCCESS"
 }
 
 /// JavaScript `x.toFixed(1)`: like `{:.1}`, except that an exact tie rounds away from zero.
@@ -578,6 +605,44 @@ mod tests {
         assert_eq!(fallback.len(), 8);
         assert_eq!(fallback[0], ("gemini-3.8-flash-high".into(), "Gemini 3.8 Flash (High)".into()));
         assert_eq!(fallback[7], ("gemini-3.1-pro-low".into(), "Gemini 3.1 Pro (Low)".into()));
+    }
+
+    #[test]
+    fn success_status_matches_unicode_upper_case() {
+        let check =
+            |s: &str| assert_eq!(upper_is_success(s), s.to_uppercase() == "SUCCESS", "{s:?}");
+        for s in
+            ["SUCCESS", "success", "Success", "ſucceſſ", "SUCCEßS", "SUCCE\u{FB06}S", "FAILED", ""]
+        {
+            check(s);
+        }
+        // Each letter of SUCCESS spelled some way, with the occasional stray character, chosen by a
+        // small xorshift walk.
+        let spellings: [&[&str]; 7] = [
+            &["s", "S", "ſ", "ß", "\u{FB05}"],
+            &["u", "U", "ü"],
+            &["c", "C", "\u{FB00}"],
+            &["c", "C", "ı"],
+            &["e", "E", "é", "\u{FB01}"],
+            &["s", "S", "ſ", "ß"],
+            &["s", "S", "ſ", "\u{FB06}", "\u{212A}"],
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..5000 {
+            let mut s = String::new();
+            for letter in spellings {
+                if next(8) > 0 {
+                    s.push_str(letter[next(letter.len())]);
+                }
+            }
+            check(&s);
+        }
     }
 
     #[test]
