@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::redact;
+use crate::{decimal, redact};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
@@ -246,10 +246,8 @@ pub fn run(
 
     if spec.logged {
         let code = status.code().map_or("null".to_string(), |c| c.to_string());
-        log::info!(
-            "[{:.1}s] Process finished with exit code: {code}",
-            start.elapsed().as_secs_f64()
-        );
+        let secs = decimal::fixed(start.elapsed().as_secs_f64(), 1);
+        log::info!("[{secs}s] Process finished with exit code: {code}");
     }
     Ok(Finished { ending, status: Some(status), stdout, stderr })
 }
@@ -271,7 +269,7 @@ pub fn execute(
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
-            let secs = (timeout.as_millis() as f64 / 1000.0).round();
+            let secs = decimal::display((timeout.as_millis() as f64 / 1000.0).round());
             log::error!("{name} timed out after {secs}s; killing it.");
             return Err(Failure::TimedOut(format!("{name} timed out after {secs}s")));
         }

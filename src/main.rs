@@ -6,6 +6,7 @@ mod call;
 mod catalog;
 mod changemode;
 mod config;
+mod decimal;
 mod exec;
 mod files;
 mod jsonrpc;

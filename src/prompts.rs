@@ -5,6 +5,7 @@
 use serde_json::{Map, Number, Value, json};
 
 use crate::catalog::ToolSpec;
+use crate::decimal;
 
 /// The `prompts/list` result: one prompt per tool, in catalog order, with the arguments taken from
 /// the tool's schema (gemini-fetch-chunk declares its single `prompt` argument explicitly).
@@ -86,13 +87,9 @@ pub fn js_f64_string(x: f64) -> String {
         return "0".to_string();
     }
     let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` gives the shortest round-trip digits: `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
     // `n` is the position of the decimal point relative to the digits, as in the ECMA algorithm.
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let (digits, n) = decimal::shortest(x);
+    let k = digits.len() as i64;
     let body = if k <= n && n <= 21 {
         format!("{digits}{}", "0".repeat((n - k) as usize))
     } else if 0 < n && n <= 21 {

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::prompts;
+
 /// The longest time one step of the test waits, in milliseconds.
 const MAX_STEP_MS: f64 = 5000.0;
 
@@ -19,38 +21,7 @@ pub fn steps(duration_ms: f64) -> (u64, f64) {
 /// Formats a number the way JavaScript's `String(x)` does: `5000 / 1000` → `5`, `1.5`, `0.1`,
 /// shortest round-trip digits, exponent form from 1e21 up and below 1e-6, `-0` → `0`.
 pub fn js_number(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    if x == 0.0 {
-        return "0".to_owned();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` prints the shortest round-trip digits as `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exponent: i64 = exponent.parse().unwrap_or(0);
-    // In ECMAScript terms the value is 0.<digits> × 10^n.
-    let n = exponent + 1;
-    let k = digits.len() as i64;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        let (int_part, frac_part) = digits.split_at(n as usize);
-        format!("{int_part}.{frac_part}")
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let exp_sign = if n - 1 < 0 { "-" } else { "+" };
-        let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { "" } else { "." };
-        format!("{first}{dot}{rest}e{exp_sign}{}", (n - 1).abs())
-    };
-    format!("{sign}{body}")
+    prompts::js_f64_string(x)
 }
 
 /// Rounds like JavaScript's `Math.round`: halves go up (towards positive infinity).

@@ -9,6 +9,8 @@ pub mod transcript;
 
 use serde_json::Value;
 
+use crate::decimal;
+
 /// The per-call options of an agy run, as the tools hand them over (SPEC §3.4.3).
 ///
 /// Empty strings mean "not set", like absent values.
@@ -100,9 +102,9 @@ pub(crate) fn js_number(f: f64) -> String {
         return "0".to_string();
     }
     if f.fract() == 0.0 && f.abs() < 1e21 {
-        return format!("{f:.0}");
+        return decimal::fixed(f, 0);
     }
-    f.to_string()
+    decimal::display(f)
 }
 
 /// JavaScript regex `\s`: ASCII whitespace plus the Unicode space separators and BOM.

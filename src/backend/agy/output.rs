@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::backend::agy::transcript::extract_replies;
 use crate::backend::agy::{AgyOptions, js_space, js_string, truthy};
+use crate::decimal;
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
 /// of the last `{"event":"result"}` line (stream-json output).
@@ -280,12 +281,12 @@ fn to_fixed_1(x: f64) -> String {
     let twenty = (magnitude * 20.0).round();
     let exact_tie = twenty % 2.0 == 1.0 && magnitude.mul_add(20.0, -twenty) == 0.0;
     if !exact_tie || !magnitude.is_finite() {
-        return format!("{x:.1}");
+        return decimal::fixed(x, 1);
     }
     // The next double above an exact tie rounds up in `{:.1}`, as JavaScript does.
     let above = f64::from_bits(magnitude.to_bits() + 1);
     let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{above:.1}")
+    format!("{sign}{}", decimal::fixed(above, 1))
 }
 
 /// A token count with comma thousands grouping (`toLocaleString` in en-US); non-numbers count as 0.
@@ -294,7 +295,7 @@ fn grouped(value: &Value) -> String {
     let text = match value.as_i64() {
         Some(int) => int.to_string(),
         None => {
-            let fixed = format!("{number:.3}");
+            let fixed = decimal::fixed(number, 3);
             fixed.trim_end_matches('0').trim_end_matches('.').to_string()
         }
     };
