@@ -9,13 +9,12 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::{decimal, redact};
+use crate::{decimal, redact, threads};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
@@ -376,11 +375,14 @@ fn wait(
 }
 
 fn feed_stdin(mut stdin: std::process::ChildStdin, data: String) {
-    let spawned = thread::Builder::new().name("child-stdin".into()).spawn(move || {
-        if let Err(err) = stdin.write_all(data.as_bytes()) {
-            log::error!("stdin write failed: {err}");
-        }
-    });
+    let spawned = threads::spawn(
+        "child-stdin".into(),
+        Box::new(move || {
+            if let Err(err) = stdin.write_all(data.as_bytes()) {
+                log::error!("stdin write failed: {err}");
+            }
+        }),
+    );
     if let Err(err) = spawned {
         log::error!("stdin write failed: {err}");
     }
@@ -394,28 +396,31 @@ fn drain<R: Read + Send + 'static>(
 ) -> Option<Receiver<Vec<u8>>> {
     let mut pipe = pipe?;
     let (tx, rx) = bounded(1);
-    let spawned = thread::Builder::new().name("child-pipe".into()).spawn(move || {
-        let mut acc = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            if acc.len() + n > cap {
-                // Keep draining so the child never blocks on a full pipe; the run kills it.
-                overflow.store(true, Ordering::SeqCst);
-                continue;
+    let spawned = threads::spawn(
+        "child-pipe".into(),
+        Box::new(move || {
+            let mut acc = Vec::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                if acc.len() + n > cap {
+                    // Keep draining so the child never blocks on a full pipe; the run kills it.
+                    overflow.store(true, Ordering::SeqCst);
+                    continue;
+                }
+                acc.extend_from_slice(&buf[..n]);
+                if let Some(on_chunk) = &on_chunk {
+                    on_chunk(&buf[..n]);
+                }
             }
-            acc.extend_from_slice(&buf[..n]);
-            if let Some(on_chunk) = &on_chunk {
-                on_chunk(&buf[..n]);
-            }
-        }
-        let _ = tx.send(acc);
-    });
+            let _ = tx.send(acc);
+        }),
+    );
     match spawned {
         Ok(_) => Some(rx),
         Err(err) => {

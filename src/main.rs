@@ -18,13 +18,13 @@ mod queue;
 mod redact;
 mod server;
 mod stdio;
+mod threads;
 mod tools;
 mod validate;
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::thread;
 
 use crossbeam_channel::{Receiver, unbounded};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -93,13 +93,16 @@ fn doctor() -> ExitCode {
 fn watch_signals() -> std::io::Result<Receiver<i32>> {
     let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
     let (tx, rx) = unbounded();
-    thread::Builder::new().name("signals".into()).spawn(move || {
-        for signal in signals.forever() {
-            if tx.send(signal).is_err() {
-                return;
+    threads::spawn(
+        "signals".into(),
+        Box::new(move || {
+            for signal in signals.forever() {
+                if tx.send(signal).is_err() {
+                    return;
+                }
             }
-        }
-    })?;
+        }),
+    )?;
     Ok(rx)
 }
 

@@ -2,7 +2,6 @@
 //! ticker thread that sends keepalives on each call's own schedule.
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
@@ -10,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::jsonrpc;
 use crate::stdio::Out;
+use crate::threads;
 
 /// How much of a call's output is kept for the keepalive preview.
 const ROLLING_BYTES: usize = 4096;
@@ -123,7 +123,7 @@ impl Ticker {
     /// Starts the ticker thread.
     pub fn start(interval: Duration) -> std::io::Result<Ticker> {
         let (tx, rx) = unbounded();
-        thread::Builder::new().name("progress-ticker".into()).spawn(move || run(&rx, interval))?;
+        threads::spawn("progress-ticker".into(), Box::new(move || run(&rx, interval)))?;
         Ok(Ticker { tx })
     }
 

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select, unbounded};
@@ -19,7 +18,7 @@ use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
 use crate::progress::{self, Progress, Ticker};
 use crate::stdio::{self, Inbound, Out};
-use crate::{logging, prompts, redact, tools};
+use crate::{logging, prompts, redact, threads, tools};
 
 /// How long stdin EOF waits for calls that are finishing on their own.
 const EOF_GRACE: Duration = Duration::from_millis(500);
@@ -251,9 +250,10 @@ impl Server {
             done_tx: self.done_tx.clone(),
             log_level: mcp::request_log_level(&params).map(str::to_string),
         };
-        let spawned = thread::Builder::new()
-            .name(format!("call-{name}"))
-            .spawn(move || worker.run(id, seq, era, &call, args));
+        let spawned = threads::spawn(
+            format!("call-{name}"),
+            Box::new(move || worker.run(id, seq, era, &call, args)),
+        );
         if let Err(err) = spawned {
             log::error!("Error in tool '{name}': could not start a thread: {err}");
         }

@@ -2,11 +2,12 @@
 //! into bounded, parsed lines; a writer thread writes one JSON message per line and flushes.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use serde_json::Value;
+
+use crate::threads;
 
 /// One line of input, already parsed on the reader thread.
 #[derive(Debug)]
@@ -62,18 +63,21 @@ impl Out {
 /// Starts the reader thread. The receiver disconnects at end of input.
 pub fn reader(max_message_bytes: usize) -> io::Result<Receiver<Inbound>> {
     let (tx, rx) = bounded(0);
-    thread::Builder::new().name("stdin-reader".into()).spawn(move || {
-        let stdin = io::stdin();
-        let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
-        read_loop(&mut input, max_message_bytes, |inbound| tx.send(inbound).is_ok())
-    })?;
+    threads::spawn(
+        "stdin-reader".into(),
+        Box::new(move || {
+            let stdin = io::stdin();
+            let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
+            let _ = read_loop(&mut input, max_message_bytes, |inbound| tx.send(inbound).is_ok());
+        }),
+    )?;
     Ok(rx)
 }
 
 /// Starts the writer thread.
 pub fn writer() -> io::Result<Out> {
     let (tx, rx) = unbounded::<Outbound>();
-    thread::Builder::new().name("stdout-writer".into()).spawn(move || -> io::Result<()> {
+    let body = move || -> io::Result<()> {
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
         while let Ok(outbound) = rx.recv() {
@@ -93,7 +97,8 @@ pub fn writer() -> io::Result<Out> {
             }
         }
         out.flush()
-    })?;
+    };
+    threads::spawn("stdout-writer".into(), Box::new(move || drop(body())))?;
     Ok(Out { tx })
 }
 
