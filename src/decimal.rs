@@ -58,6 +58,18 @@ pub fn display(x: f64) -> String {
 
 /// Rust's `format!("{x:.places$}")`: the exact binary value rounded half to even.
 pub fn fixed(x: f64, places: usize) -> String {
+    rounded(x, places, false)
+}
+
+/// Like `fixed`, except that an exact tie rounds away from zero (JavaScript's `toFixed` below 1e21).
+pub fn fixed_ties_away(x: f64, places: usize) -> String {
+    rounded(x, places, true)
+}
+
+/// One base-10⁹ limb of the exact integers `fixed` works with.
+const LIMB: u64 = 1_000_000_000;
+
+fn rounded(x: f64, places: usize, ties_away: bool) -> String {
     if let Some(text) = special(x) {
         return text;
     }
@@ -72,9 +84,9 @@ pub fn fixed(x: f64, places: usize) -> String {
     if keep < digits.len() {
         let next = digits[keep];
         let rest_nonzero = digits[keep + 1..].iter().any(|d| *d != b'0');
-        let last_odd = digits[keep - 1] % 2 == 1;
+        let tie_up = ties_away || digits[keep - 1] % 2 == 1;
         digits.truncate(keep);
-        let above_half = next > b'5' || (next == b'5' && (rest_nonzero || last_odd));
+        let above_half = next > b'5' || (next == b'5' && (rest_nonzero || tie_up));
         if above_half && round_up(&mut digits) {
             int_len += 1;
         }
@@ -88,9 +100,6 @@ pub fn fixed(x: f64, places: usize) -> String {
     }
     text
 }
-
-/// One base-10⁹ limb of the exact integers `fixed` works with.
-const LIMB: u64 = 1_000_000_000;
 
 fn sign(x: f64) -> &'static str {
     if x.is_sign_negative() { "-" } else { "" }
@@ -266,5 +275,9 @@ mod tests {
         check(1234.5, 3, "1234.500");
         check(2.5, 0, "2");
         check(3.5, 0, "4");
+        assert_eq!(fixed_ties_away(0.25, 1), "0.3");
+        assert_eq!(fixed_ties_away(-0.25, 1), "-0.3");
+        assert_eq!(fixed_ties_away(0.35, 1), "0.3");
+        assert_eq!(fixed_ties_away(2.5, 0), "3");
     }
 }

@@ -277,16 +277,7 @@ fn upper_is_success(s: &str) -> bool {
 
 /// JavaScript `x.toFixed(1)`: like `{:.1}`, except that an exact tie rounds away from zero.
 fn to_fixed_1(x: f64) -> String {
-    let magnitude = x.abs();
-    let twenty = (magnitude * 20.0).round();
-    let exact_tie = twenty % 2.0 == 1.0 && magnitude.mul_add(20.0, -twenty) == 0.0;
-    if !exact_tie || !magnitude.is_finite() {
-        return decimal::fixed(x, 1);
-    }
-    // The next double above an exact tie rounds up in `{:.1}`, as JavaScript does.
-    let above = f64::from_bits(magnitude.to_bits() + 1);
-    let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{}", decimal::fixed(above, 1))
+    decimal::fixed_ties_away(x, 1)
 }
 
 /// A token count with comma thousands grouping (`toLocaleString` in en-US); non-numbers count as 0.
@@ -660,6 +651,33 @@ mod tests {
         check(0.05, "0.1");
         check(1.45, "1.4");
         check(123.456, "123.5");
+        // The former implementation, on core's float formatting: `{:.1}`, and for an exact tie the
+        // next double up.
+        let reference = |x: f64| {
+            let magnitude = x.abs();
+            let twenty = (magnitude * 20.0).round();
+            let exact_tie = twenty % 2.0 == 1.0 && magnitude.mul_add(20.0, -twenty) == 0.0;
+            if !exact_tie || !magnitude.is_finite() {
+                return format!("{x:.1}");
+            }
+            let above = f64::from_bits(magnitude.to_bits() + 1);
+            format!("{}{above:.1}", if x < 0.0 { "-" } else { "" })
+        };
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        for idx in 0..3000_u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = match idx % 3 {
+                0 => (state % 200_000) as f64 / 20.0 - 5000.0,
+                1 => (state % 1_000_000) as f64 / 1000.0,
+                _ => f64::from_bits(state) % 1e6,
+            };
+            assert_eq!(to_fixed_1(x), reference(x), "{x:e}");
+        }
+        for x in [0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, 5e-324, -0.05] {
+            assert_eq!(to_fixed_1(x), reference(x), "{x:e}");
+        }
     }
 
     #[test]
