@@ -17,6 +17,7 @@ mod prompts;
 mod queue;
 mod redact;
 mod server;
+mod sort;
 mod stdio;
 mod threads;
 mod tools;

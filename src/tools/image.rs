@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::sort;
 use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
@@ -203,7 +204,7 @@ fn first_markdown_image(text: &str) -> Option<&str> {
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
-    paths.sort();
+    sort::sort_by(&mut paths, &PathBuf::cmp);
     paths
 }
 

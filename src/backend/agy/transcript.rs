@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use crate::backend::agy::js_space;
+use crate::sort;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +144,9 @@ impl Store {
                 Some(ConversationRow { id, last_active, cwd, first_prompt: None })
             })
             .collect();
-        rows.sort_by(|a, b| b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id)));
+        sort::sort_by(&mut rows, &|a, b| {
+            b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id))
+        });
         rows.truncate(limit);
         for row in &mut rows {
             row.first_prompt = self.first_prompt(&row.id);
@@ -190,12 +193,11 @@ impl Store {
     /// A `.db` file inside the logs directory (first by name), else `B/conversations/<id>.db`.
     fn sqlite_transcript(&self, id: &str) -> Option<PathBuf> {
         if let Ok(entries) = fs::read_dir(self.logs_dir(id)) {
-            let mut dbs: Vec<PathBuf> = entries
+            let first = entries
                 .filter_map(|entry| entry.ok().map(|entry| entry.path()))
                 .filter(|path| path.extension().is_some_and(|ext| ext == "db") && path.is_file())
-                .collect();
-            dbs.sort();
-            if let Some(db) = dbs.into_iter().next() {
+                .min();
+            if let Some(db) = first {
                 return Some(db);
             }
         }
