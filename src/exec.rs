@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
+use crate::chan::{Receiver, unbounded};
 use crate::{decimal, redact, threads};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
@@ -395,7 +395,7 @@ fn drain<R: Read + Send + 'static>(
     on_chunk: Option<OnStdout>,
 ) -> Option<Receiver<Vec<u8>>> {
     let mut pipe = pipe?;
-    let (tx, rx) = bounded(1);
+    let (tx, rx) = unbounded();
     let spawned = threads::spawn(
         "child-pipe".into(),
         Box::new(move || {
@@ -418,7 +418,7 @@ fn drain<R: Read + Send + 'static>(
                     on_chunk(&buf[..n]);
                 }
             }
-            let _ = tx.send(acc);
+            tx.send(acc);
         }),
     );
     match spawned {

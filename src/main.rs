@@ -7,6 +7,7 @@
 mod backend;
 mod call;
 mod catalog;
+mod chan;
 mod changemode;
 mod config;
 mod decimal;
@@ -29,7 +30,6 @@ mod validate;
 use std::io::Write;
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, unbounded};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -103,7 +103,9 @@ fn serve() -> u8 {
     logging::init();
     log::debug!("init gemini-relay");
     let config = Config::from_env(|name| std::env::var(name).ok());
-    let signals = match watch_signals() {
+    // SIGTERM, SIGINT and SIGHUP end the server loop. SIGCHLD is never registered here:
+    // wait-timeout owns it.
+    let signals = match Signals::new([SIGTERM, SIGINT, SIGHUP]) {
         Ok(signals) => signals,
         Err(err) => {
             log::error!("Fatal error: could not watch signals: {err}");
@@ -129,24 +131,6 @@ fn doctor() -> u8 {
     let (ready, report) = tools::doctor::run(&Ctx { services: &services, call: &call });
     write_stdout(&format!("{report}\n"));
     if ready { 0 } else { 1 }
-}
-
-/// SIGTERM, SIGINT and SIGHUP become events for the server loop. SIGCHLD is never registered here:
-/// wait-timeout owns it.
-fn watch_signals() -> std::io::Result<Receiver<i32>> {
-    let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
-    let (tx, rx) = unbounded();
-    threads::spawn(
-        "signals".into(),
-        Box::new(move || {
-            for signal in signals.forever() {
-                if tx.send(signal).is_err() {
-                    return;
-                }
-            }
-        }),
-    )?;
-    Ok(rx)
 }
 
 fn usage() -> String {

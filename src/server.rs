@@ -8,11 +8,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use serde_json::{Map, Value, json};
+use signal_hook::iterator::Signals;
 
 use crate::call::{Call, Ctx, Services};
 use crate::catalog::{self, ToolSpec};
+use crate::chan::{Receiver, Sender, unbounded};
 use crate::config::Config;
 use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
@@ -23,12 +24,18 @@ use crate::{logging, prompts, redact, threads, tools};
 /// How long stdin EOF waits for calls that are finishing on their own.
 const EOF_GRACE: Duration = Duration::from_millis(500);
 
-/// What the event loop reacts to.
+/// What the event loop reacts to; the reader, the workers and the signal thread all send to it.
 enum Event {
     Client(Inbound),
     EndOfInput,
     Done(Done),
     Signal,
+}
+
+/// Sends `event` when dropped: the reader's end of input, the signal thread's end.
+struct SendOnDrop {
+    events: Sender<Event>,
+    event: fn() -> Event,
 }
 
 /// A finished tool call, sent back by its worker thread.
@@ -57,7 +64,7 @@ struct Server {
     specs: Arc<Vec<ToolSpec>>,
     out: Out,
     ticker: Ticker,
-    done_tx: Sender<Done>,
+    events: Sender<Event>,
     in_flight: HashMap<RequestId, InFlight>,
     subscriptions: Vec<RequestId>,
     batches: HashMap<u64, Batch>,
@@ -65,12 +72,29 @@ struct Server {
 }
 
 /// Serves MCP on stdio until end of input or a termination signal.
-pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
+pub fn run(config: Config, mut signals: Signals) -> io::Result<()> {
+    let (events_tx, events) = unbounded();
+    let on_signal = SendOnDrop { events: events_tx.clone(), event: || Event::Signal };
+    threads::spawn(
+        "signals".into(),
+        Box::new(move || {
+            for _ in signals.forever() {
+                if !on_signal.events.send(Event::Signal) {
+                    return;
+                }
+            }
+        }),
+    )
+    .map_err(|err| io::Error::new(err.kind(), format!("could not watch signals: {err}")))?;
     let out = stdio::writer()?;
     logging::attach(out.clone());
-    let inbox = stdio::reader(config.max_message_bytes)?;
+    let end_of_input = SendOnDrop { events: events_tx.clone(), event: || Event::EndOfInput };
+    // The reader waits until the loop has taken each line.
+    stdio::reader(
+        config.max_message_bytes,
+        Box::new(move |inbound| end_of_input.events.send_and_wait(Event::Client(inbound))),
+    )?;
     let ticker = Ticker::start(config.progress_interval)?;
-    let (done_tx, done_rx) = unbounded();
     let specs = Arc::new(catalog::tool_specs(config.test_tools));
     let services = Arc::new(Services::new(config));
     let mut server = Server {
@@ -78,7 +102,7 @@ pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
         specs,
         out,
         ticker,
-        done_tx,
+        events: events_tx,
         in_flight: HashMap::new(),
         subscriptions: Vec::new(),
         batches: HashMap::new(),
@@ -86,26 +110,25 @@ pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
     };
     log::debug!("gemini-relay listening on stdio");
 
+    // The server itself holds a sender, so the channel never disconnects.
     let end = loop {
-        let event = select! {
-            recv(inbox) -> msg => msg.map_or(Event::EndOfInput, Event::Client),
-            recv(done_rx) -> done => match done {
-                Ok(done) => Event::Done(done),
-                Err(_) => continue,
-            },
-            recv(signals) -> _ => Event::Signal,
-        };
-        match event {
+        match events.recv().unwrap_or(Event::EndOfInput) {
             Event::Client(inbound) => server.handle_inbound(inbound),
             Event::Done(done) => server.complete(done),
-            Event::EndOfInput | Event::Signal => break event,
+            end @ (Event::EndOfInput | Event::Signal) => break end,
         }
     };
     if let Event::EndOfInput = end {
-        server.drain_on_eof(&done_rx);
+        server.drain_on_eof(&events);
     }
     server.shutdown();
     Ok(())
+}
+
+impl Drop for SendOnDrop {
+    fn drop(&mut self) {
+        self.events.send((self.event)());
+    }
 }
 
 impl Server {
@@ -247,7 +270,7 @@ impl Server {
         let worker = Worker {
             services: self.services.clone(),
             specs: self.specs.clone(),
-            done_tx: self.done_tx.clone(),
+            events: self.events.clone(),
             log_level: mcp::request_log_level(&params).map(str::to_string),
         };
         let spawned = threads::spawn(
@@ -311,7 +334,7 @@ impl Server {
 
     /// End of input: children are killed (their calls get no answer), calls finishing on their own
     /// are still answered for a short grace.
-    fn drain_on_eof(&mut self, done_rx: &Receiver<Done>) {
+    fn drain_on_eof(&mut self, events: &Receiver<Event>) {
         // Each run notices its call's abort flag within a poll slice, kills its group and reports
         // the call as interrupted, so only calls that finish on their own are answered.
         for in_flight in self.in_flight.values() {
@@ -319,8 +342,10 @@ impl Server {
         }
         let deadline = Instant::now() + EOF_GRACE;
         while !self.in_flight.is_empty() {
-            match done_rx.recv_deadline(deadline) {
-                Ok(done) => self.complete(done),
+            match events.recv_deadline(deadline) {
+                Ok(Event::Done(done)) => self.complete(done),
+                // A signal now changes nothing: shutdown follows the grace anyway.
+                Ok(_) => (),
                 Err(_) => break,
             }
         }
@@ -343,7 +368,7 @@ impl Server {
 struct Worker {
     services: Arc<Services>,
     specs: Arc<Vec<ToolSpec>>,
-    done_tx: Sender<Done>,
+    events: Sender<Event>,
     log_level: Option<String>,
 }
 
@@ -369,7 +394,7 @@ impl Worker {
                 }
                 let error = RpcError::new(ErrorCode::InternalError, "Internal error");
                 let response = Some(jsonrpc::error_response(Some(&id), &error));
-                let _ = self.done_tx.send(Done { id, seq, response });
+                self.events.send(Event::Done(Done { id, seq, response }));
                 return;
             }
         };
@@ -377,7 +402,7 @@ impl Worker {
             if let Some(progress) = call.progress() {
                 progress.silence();
             }
-            let _ = self.done_tx.send(Done { id, seq, response: None });
+            self.events.send(Event::Done(Done { id, seq, response: None }));
             return;
         }
         // The final progress notification goes out before the response (D7).
@@ -386,7 +411,7 @@ impl Worker {
         }
         let result = json!({"content": [{"type": "text", "text": text}], "isError": !ok});
         let response = jsonrpc::response(&id, mcp::envelope(result, era, false));
-        let _ = self.done_tx.send(Done { id, seq, response: Some(response) });
+        self.events.send(Event::Done(Done { id, seq, response: Some(response) }));
     }
 }
 
