@@ -17,7 +17,7 @@ pub struct ToolSpec {
 pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
     // The schemas are JSON text rather than `json!` literals: parsing them once is far smaller
     // code than building every map entry by hand, and `preserve_order` keeps the key order.
-    let mut schemas = match serde_json::from_str(SCHEMAS) {
+    let mut schemas = match serde_json::from_slice(SCHEMAS.as_bytes()) {
         Ok(Value::Object(schemas)) => schemas,
         _ => panic!("src/catalog.json is not a JSON object"),
     };

@@ -271,13 +271,13 @@ fn shown_index(raw: Option<&Value>, index: &ChunkIndex) -> String {
 fn value_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
 /// `JSON.stringify` of a string.
 fn json_string(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    serde_json::to_string(&Value::String(text.to_owned())).unwrap_or_default()
 }
 
 #[cfg(test)]

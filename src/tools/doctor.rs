@@ -90,7 +90,7 @@ pub fn login_and_quota(
 /// Turns `/usage` JSON output into the quota lines (SPEC §2.4.5 `format_usage_report`).
 pub fn format_usage_report(raw: &str) -> UsageCheck {
     let failed = |report: &str| UsageCheck { ok: false, report: report.to_owned() };
-    let payload: Value = match serde_json::from_str(raw) {
+    let payload: Value = match serde_json::from_slice(raw.as_bytes()) {
         Ok(payload) => payload,
         Err(_) => {
             return failed(

@@ -136,7 +136,10 @@ pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) 
 /// The one stream-json stdin line: `{"event":"user","message":{"role":"user","content":…}}` + `\n`.
 pub fn stream_json_user_message(prompt: &str) -> String {
     let line = json!({"event": "user", "message": {"role": "user", "content": prompt}});
-    format!("{line}\n")
+    // serde_json::to_string rather than Display: the binary then holds one compact serializer.
+    let mut text = serde_json::to_string(&line).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// POSIX single quoting: `'` becomes `'\''` and the whole is wrapped in `'…'`.

@@ -12,10 +12,11 @@ use crate::decimal;
 pub fn agy_result(stdout: &str, stream: bool) -> Option<Value> {
     let stdout = trim(stdout);
     if !stream {
-        return serde_json::from_str::<Value>(stdout).ok().filter(Value::is_object);
+        return serde_json::from_slice::<Value>(stdout.as_bytes()).ok().filter(Value::is_object);
     }
     stdout.lines().rev().find_map(|line| {
-        let Ok(Value::Object(mut event)) = serde_json::from_str::<Value>(trim(line)) else {
+        let Ok(Value::Object(mut event)) = serde_json::from_slice::<Value>(trim(line).as_bytes())
+        else {
             return None;
         };
         if event.get("event").and_then(Value::as_str) != Some("result") {
@@ -72,12 +73,12 @@ pub fn parse_agy_json_response(
     if text.is_empty() {
         return None;
     }
-    let parsed: Vec<Value> = match serde_json::from_str::<Value>(text) {
+    let parsed: Vec<Value> = match serde_json::from_slice::<Value>(text.as_bytes()) {
         Ok(value) => vec![value],
         Err(_) => text
             .lines()
             .filter(|line| !trim(line).is_empty())
-            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
             .collect(),
     };
     let objects: Vec<Value> = parsed
@@ -158,7 +159,8 @@ pub fn strip_script_noise(s: &str) -> String {
 
 /// `(id, label)` pairs from `agy --output-format json models`; `Err` says why the output is unusable.
 pub fn parse_models(stdout: &str) -> Result<Vec<(String, String)>, String> {
-    let payload: Value = serde_json::from_str(trim(stdout)).map_err(|err| err.to_string())?;
+    let payload: Value =
+        serde_json::from_slice(trim(stdout).as_bytes()).map_err(|err| err.to_string())?;
     let models = match payload["command"]["data"]["models"].as_array() {
         Some(models) if !models.is_empty() => models,
         _ => return Err("no models in the `agy models` output".to_string()),

@@ -300,7 +300,7 @@ fn valid_id(id: &str) -> bool {
 fn parse_jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
         .collect()
 }
 
