@@ -2,7 +2,6 @@
 //! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
 //! deadline, cancellation, group kill, reaping, and the error texts callers see.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -14,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wait_timeout::ChildExt;
 
 use crate::chan::{Receiver, unbounded};
+use crate::vecmap::VecMap;
 use crate::{decimal, redact, threads};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
@@ -85,7 +85,7 @@ pub enum Failure {
 #[derive(Default)]
 pub struct Runs {
     next: AtomicU64,
-    map: Mutex<HashMap<u64, RunEntry>>,
+    map: Mutex<VecMap<u64, RunEntry>>,
 }
 
 struct RunEntry {
@@ -188,7 +188,8 @@ pub fn run(
     aborted: &AtomicBool,
     on_stdout: Option<OnStdout>,
 ) -> Result<Finished, Failure> {
-    let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let started_ms =
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     if spec.logged {
         log::info!("[{started_ms}] Starting: {} {}", spec.name, redact::argv_shape(spec.args));
     }

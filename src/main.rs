@@ -26,6 +26,7 @@ mod stdio;
 mod threads;
 mod tools;
 mod validate;
+mod vecmap;
 
 use std::io::Write;
 use std::sync::Arc;

@@ -2,7 +2,6 @@
 //! subscriptions), answers cheap requests inline, starts a thread per tool call, and turns worker
 //! completions, cancellations, end of input and signals into the right messages.
 
-use std::collections::HashMap;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -19,6 +18,7 @@ use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
 use crate::progress::{self, Progress, Ticker};
 use crate::stdio::{self, Inbound, Out};
+use crate::vecmap::VecMap;
 use crate::{logging, prompts, redact, threads, tools};
 
 /// How long stdin EOF waits for calls that are finishing on their own.
@@ -65,9 +65,9 @@ struct Server {
     out: Out,
     ticker: Ticker,
     events: Sender<Event>,
-    in_flight: HashMap<RequestId, InFlight>,
+    in_flight: VecMap<RequestId, InFlight>,
     subscriptions: Vec<RequestId>,
-    batches: HashMap<u64, Batch>,
+    batches: VecMap<u64, Batch>,
     next_seq: u64,
 }
 
@@ -103,9 +103,9 @@ pub fn run(config: Config, mut signals: Signals) -> io::Result<()> {
         out,
         ticker,
         events: events_tx,
-        in_flight: HashMap::new(),
+        in_flight: VecMap::new(),
         subscriptions: Vec::new(),
-        batches: HashMap::new(),
+        batches: VecMap::new(),
         next_seq: 0,
     };
     log::debug!("gemini-relay listening on stdio");
