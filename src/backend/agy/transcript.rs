@@ -1,7 +1,6 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies (SPEC §3.4.8) and the conversation listing with its table (§7.2, §2.4.8).
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -11,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::backend::agy::js_space;
 use crate::sort;
+use crate::vecmap::VecMap;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +127,7 @@ impl Store {
     /// Conversations with a logs directory, most recently active first, at most `limit` of them.
     pub fn list_conversations(&self, limit: usize) -> Vec<ConversationRow> {
         // Inverted to id → cwd; a later entry wins when two directories name the same id.
-        let mut cwd_of = HashMap::new();
+        let mut cwd_of = VecMap::new();
         if let Ok(Some(map)) = self.read_last_conversations() {
             for (cwd, id) in map {
                 if let Value::String(id) = id {
