@@ -38,14 +38,14 @@ pub fn tools_list_result(specs: &[ToolSpec]) -> Value {
     let tools: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            json!({
-                "name": spec.name,
-                "description": spec.description,
-                "inputSchema": spec.input_schema.clone(),
-            })
+            let mut tool = json!({"name": spec.name, "description": spec.description});
+            tool["inputSchema"] = spec.input_schema.clone();
+            tool
         })
         .collect();
-    json!({ "tools": tools })
+    let mut result = json!({});
+    result["tools"] = Value::Array(tools);
+    result
 }
 
 /// The texts of one tool; its input schema is the entry of the same name in `src/catalog.json`.
