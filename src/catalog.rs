@@ -15,23 +15,22 @@ pub struct ToolSpec {
 /// Every tool in SPEC §2.1 order; `gemini-timeout-test` is appended only when `test_tools` is set
 /// (the caller decides that from `GEMINI_MCP_TEST_TOOLS` at startup).
 pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
-    let mut specs = vec![
-        gemini_ask(),
-        gemini_plan(),
-        gemini_image(),
-        gemini_models(),
-        gemini_doctor(),
-        gemini_brainstorm(),
-        gemini_fetch_chunk(),
-        gemini_conversations(),
-        gemini_cancel(),
-        gemini_ping(),
-        gemini_help(),
-    ];
-    if test_tools {
-        specs.push(gemini_timeout_test());
-    }
-    specs
+    // The schemas are JSON text rather than `json!` literals: parsing them once is far smaller
+    // code than building every map entry by hand, and `preserve_order` keeps the key order.
+    let mut schemas = match serde_json::from_slice(SCHEMAS.as_bytes()) {
+        Ok(Value::Object(schemas)) => schemas,
+        _ => panic!("src/catalog.json is not a JSON object"),
+    };
+    let count = if test_tools { TOOLS.len() } else { TOOLS.len() - 1 };
+    TOOLS[..count]
+        .iter()
+        .map(|tool| ToolSpec {
+            name: tool.name,
+            description: tool.description,
+            prompt_description: tool.prompt_description,
+            input_schema: schemas.shift_remove(tool.name).unwrap_or_default(),
+        })
+        .collect()
 }
 
 /// The `tools/list` result: `{"tools":[{"name","description","inputSchema"}, ...]}`, nothing else.
@@ -39,26 +38,29 @@ pub fn tools_list_result(specs: &[ToolSpec]) -> Value {
     let tools: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            json!({
-                "name": spec.name,
-                "description": spec.description,
-                "inputSchema": spec.input_schema.clone(),
-            })
+            let mut tool = json!({"name": spec.name, "description": spec.description});
+            tool["inputSchema"] = spec.input_schema.clone();
+            tool
         })
         .collect();
-    json!({ "tools": tools })
+    let mut result = json!({});
+    result["tools"] = Value::Array(tools);
+    result
 }
 
-/// The schema of a tool that takes no arguments (anything sent is dropped by validation).
-fn empty_schema() -> Value {
-    json!({"type": "object", "properties": {}, "required": []})
+/// The texts of one tool; its input schema is the entry of the same name in `src/catalog.json`.
+struct Tool {
+    name: &'static str,
+    description: &'static str,
+    prompt_description: &'static str,
 }
 
-/// The reasoning-effort enum shared by gemini-ask, gemini-plan and gemini-brainstorm.
-const EFFORT_VALUES: [&str; 3] = ["low", "medium", "high"];
+/// The input schema of every tool, keyed by tool name. A property's `description` is its last key.
+const SCHEMAS: &str = include_str!("catalog.json");
 
-fn gemini_ask() -> ToolSpec {
-    ToolSpec {
+/// Every tool in `tools/list` order; the last one is `gemini-timeout-test`.
+const TOOLS: [Tool; 12] = [
+    Tool {
         name: "gemini-ask",
         description: "Send one prompt to Gemini through the active backend CLI (the Antigravity CLI \
             `agy` by default, which can also answer with the Claude and GPT-OSS models it serves) and \
@@ -71,104 +73,8 @@ fn gemini_ask() -> ToolSpec {
             implementation blueprint use gemini-plan; for ideation use gemini-brainstorm.",
         prompt_description: "Ask Gemini a question or hand over a review, with optional model, \
             reasoning effort, read-only plan mode and structured output",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "prompt": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The request for the model. @path tokens (a file, a directory, \
-                        `@.` or a glob such as `@src/**/*.rs`) are replaced by the contents of those \
-                        files; paths must stay inside the project directory.",
-                },
-                "model": {
-                    "type": "string",
-                    "description": "Model id or alias, e.g. `pro`, `flash` or `gemini-3.1-pro-high`. \
-                        When omitted no model is requested and the CLI uses its own configured \
-                        default (see gemini-models).",
-                },
-                "effort": {
-                    "type": "string",
-                    "enum": EFFORT_VALUES,
-                    "description": "Reasoning effort: `low`, `medium` or `high` (agy only).",
-                },
-                "mode": {
-                    "type": "string",
-                    "enum": ["accept-edits", "plan"],
-                    "description": "agy execution mode: `plan` keeps the run read-only, \
-                        `accept-edits` lets the agent apply file edits itself.",
-                },
-                "jsonSchema": {
-                    "anyOf": [
-                        {"type": "string"},
-                        {"type": "object", "additionalProperties": {}},
-                    ],
-                    "description": "JSON Schema (an object, or a string holding one) the answer \
-                        must conform to; the reply is then the JSON document (agy only).",
-                },
-                "addDirs": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Extra workspace directories for the agent besides the project \
-                        directory (agy `--add-dir`, one per entry).",
-                },
-                "conversationId": {
-                    "type": "string",
-                    "description": "Continue this earlier conversation: the id reported at the end \
-                        of a previous gemini-ask reply or listed by gemini-conversations.",
-                },
-                "agent": {
-                    "type": "string",
-                    "description": "Name of a custom agy agent to run the prompt with.",
-                },
-                "allowSlashCommands": {
-                    "type": "boolean",
-                    "default": false,
-                    "description": "Let a prompt starting with `/` run as an agy slash command \
-                        (e.g. `/usage`) instead of being sent to the model as text.",
-                },
-                "skipPermissions": {
-                    "type": "boolean",
-                    "default": false,
-                    "description": "Auto-approve every tool action of the agent \
-                        (`--dangerously-skip-permissions`); use with care.",
-                },
-                "includeUsage": {
-                    "type": "boolean",
-                    "default": false,
-                    "description": "Append a line with token usage and duration to the reply.",
-                },
-                "sandbox": {
-                    "type": "boolean",
-                    "default": false,
-                    "description": "Ask the CLI to run its tools in a sandbox (agy `--sandbox`, \
-                        gemini `-s`); agy cannot guarantee isolation in headless mode.",
-                },
-                "changeMode": {
-                    "type": "boolean",
-                    "default": false,
-                    "description": "Ask for edits and get them back as exact replace-this-with-that \
-                        blocks per file for you to apply; a long result is split into chunks \
-                        fetched with gemini-fetch-chunk.",
-                },
-                "chunkIndex": {
-                    "type": ["number", "string"],
-                    "description": "changeMode only: 1-based index of the chunk to return; with \
-                        chunkCacheKey it is served from the cache without a new model run.",
-                },
-                "chunkCacheKey": {
-                    "type": "string",
-                    "description": "changeMode only: the 8-character cache key a chunked changeMode \
-                        reply reported; used together with chunkIndex.",
-                },
-            },
-            "required": ["prompt"],
-        }),
-    }
-}
-
-fn gemini_plan() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-plan",
         description: "Produce a read-only, phased implementation blueprint for one task: an \
             architecture and requirements analysis, then ordered phases with their dependencies, \
@@ -178,114 +84,32 @@ fn gemini_plan() -> ToolSpec {
             gemini-ask. Not for general questions or reviews (use gemini-ask).",
         prompt_description: "Create a detailed implementation blueprint using high-effort reasoning \
             and plan mode",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "task": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The goal or feature to plan.",
-                },
-                "context": {
-                    "type": "string",
-                    "description": "Extra constraints, background or requirements; @path \
-                        references are replaced by the file contents.",
-                },
-                "model": {
-                    "type": "string",
-                    "description": "Planning model id or alias; defaults to \
-                        `gemini-3.8-flash-high`.",
-                },
-                "effort": {
-                    "type": "string",
-                    "enum": EFFORT_VALUES,
-                    "default": "high",
-                    "description": "Reasoning effort for the plan.",
-                },
-                "addDirs": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "Extra directories the planner may read in addition to the \
-                        project directory.",
-                },
-                "includeUsage": {
-                    "type": "boolean",
-                    "default": true,
-                    "description": "Append a line with token usage and duration to the plan.",
-                },
-            },
-            "required": ["task"],
-        }),
-    }
-}
-
-fn gemini_image() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-image",
         description: "Generate an image from a text description through the Antigravity CLI's own \
             image generation tool. Choose the aspect ratio (default 1:1) and optionally the output \
             size; set outputPath to copy the finished image to a path inside the project directory. \
             Returns markdown with the image's file path and an embed of it.",
         prompt_description: "Generate an image with optional aspect ratio and local file output",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "prompt": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Description of the image to generate.",
-                },
-                "aspectRatio": {
-                    "type": "string",
-                    "enum": [
-                        "1:1", "16:9", "9:16", "4:3", "3:4", "3:2", "2:3", "5:4", "4:5", "21:9",
-                        "4:1", "1:4", "8:1", "1:8",
-                    ],
-                    "default": "1:1",
-                    "description": "Aspect ratio of the image.",
-                },
-                "size": {
-                    "type": "string",
-                    "enum": ["512", "1K", "2K", "4K"],
-                    "description": "Output size of the image; left to the model when omitted.",
-                },
-                "outputPath": {
-                    "type": "string",
-                    "description": "Where to copy the generated image, relative to the project \
-                        directory (e.g. `assets/logo.png`); it may not leave the project.",
-                },
-            },
-            "required": ["prompt"],
-        }),
-    }
-}
-
-fn gemini_models() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-models",
         description: "List the models the active backend offers, the default model choices of each \
             tool, which features the backend supports (model selection, reasoning effort, structured \
             output, agent modes, sandbox isolation) and any backend notices. Takes no arguments and \
             runs no model turn.",
         prompt_description: "List available models and backend capabilities",
-        input_schema: empty_schema(),
-    }
-}
-
-fn gemini_doctor() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-doctor",
         description: "Diagnose the installation: which backend is active and why, whether the \
             Antigravity CLI (agy) and the legacy Gemini CLI are installed and their versions, agy's \
             login and quota state, and an overall readiness verdict naming the next step when \
             something is missing. Takes no arguments and costs no tokens.",
         prompt_description: "Run diagnostic checks on the CLIs and report their status",
-        input_schema: empty_schema(),
-    }
-}
-
-fn gemini_brainstorm() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-brainstorm",
         description: "Generate a list of distinct ideas for an open challenge using a named \
             creativity method (divergent, convergent, SCAMPER, design thinking, lateral, or auto to \
@@ -295,174 +119,50 @@ fn gemini_brainstorm() -> ToolSpec {
             inlined.",
         prompt_description: "Brainstorm ideas with a chosen creativity method and feasibility \
             analysis",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "prompt": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The challenge or question to brainstorm about.",
-                },
-                "model": {
-                    "type": "string",
-                    "description": "Model id or alias; when omitted the CLI uses its own default.",
-                },
-                "effort": {
-                    "type": "string",
-                    "enum": EFFORT_VALUES,
-                    "description": "Reasoning effort: `low`, `medium` or `high` (agy only).",
-                },
-                "methodology": {
-                    "type": "string",
-                    "enum": [
-                        "divergent", "convergent", "scamper", "design-thinking", "lateral", "auto",
-                    ],
-                    "default": "auto",
-                    "description": "Creativity method: `divergent` (many wild ideas), `convergent` \
-                        (refine and prioritise), `scamper`, `design-thinking`, `lateral`, or `auto`.",
-                },
-                "domain": {
-                    "type": "string",
-                    "description": "Domain to focus on, e.g. `fintech` or `developer tools`.",
-                },
-                "constraints": {
-                    "type": "string",
-                    "description": "Limits the ideas must respect (budget, stack, time, rules).",
-                },
-                "existingContext": {
-                    "type": "string",
-                    "description": "Background: what exists already or has been tried.",
-                },
-                "ideaCount": {
-                    "type": "integer",
-                    "exclusiveMinimum": 0,
-                    "default": 12,
-                    "description": "How many ideas to generate.",
-                },
-                "includeAnalysis": {
-                    "type": "boolean",
-                    "default": true,
-                    "description": "Score each idea for feasibility, impact and innovation (1-5) \
-                        with a short assessment.",
-                },
-            },
-            "required": ["prompt"],
-        }),
-    }
-}
-
-fn gemini_fetch_chunk() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-fetch-chunk",
         description: "Retrieve one chunk of a long changeMode reply from gemini-ask, using the \
             cacheKey and chunkIndex that reply reported in its continuation line. Runs no model \
             turn. Chunks are kept for 10 minutes; after that, or after a relay restart, re-run the \
             original gemini-ask request.",
         prompt_description: "Fetch the next chunk of a response",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "cacheKey": {
-                    "type": "string",
-                    "description": "The 8-character lowercase hex cache key the chunked reply \
-                        reported.",
-                },
-                "chunkIndex": {
-                    "type": "number",
-                    "minimum": 1,
-                    "description": "1-based index of the chunk to return.",
-                },
-            },
-            "required": ["cacheKey", "chunkIndex"],
-        }),
-    }
-}
-
-fn gemini_conversations() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-conversations",
         description: "List the most recent agy conversations the relay can resume, newest first: \
             id, last activity time, working directory and the start of the first prompt. Pass an id \
             to gemini-ask as conversationId to continue that thread. Reads agy's local conversation \
             store and runs no model turn.",
         prompt_description: "List recent conversations and their ids",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "limit": {
-                    "type": "integer",
-                    "exclusiveMinimum": 0,
-                    "maximum": 100,
-                    "default": 20,
-                    "description": "Maximum number of conversations to list (1-100).",
-                },
-            },
-            "required": [],
-        }),
-    }
-}
-
-fn gemini_cancel() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-cancel",
         description: "Stop every Gemini CLI or agy run the relay has in flight (for example a slow \
             gemini-ask, gemini-plan, gemini-brainstorm or gemini-image call). Each stopped call \
             returns an error to its caller; calls still waiting in the agy queue and everything else \
             are left alone. Reports how many runs were stopped.",
         prompt_description: "Cancel the Gemini runs in flight",
-        input_schema: empty_schema(),
-    }
-}
-
-fn gemini_ping() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-ping",
         description: "Liveness check of the relay itself: returns `prompt` unchanged, or `Pong!` \
             when it is empty. Starts no CLI and no model; use gemini-doctor to check the CLIs.",
         prompt_description: "Echo a message to prove the relay is alive",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "prompt": {
-                    "type": "string",
-                    "default": "",
-                    "description": "Text to echo back.",
-                },
-            },
-            "required": [],
-        }),
-    }
-}
-
-fn gemini_help() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-help",
         description: "Show the active backend CLI's own `--help` text (agy or gemini), to see which \
             flags and features the installed version supports.",
         prompt_description: "Show the backend CLI's --help text",
-        input_schema: empty_schema(),
-    }
-}
-
-fn gemini_timeout_test() -> ToolSpec {
-    ToolSpec {
+    },
+    Tool {
         name: "gemini-timeout-test",
         description: "Test tool: hold the call open for `duration` milliseconds, reporting a step \
             every 5 seconds, to exercise progress keepalives and timeout handling. Runs no CLI.",
         prompt_description: "Test the timeout prevention with a long-running operation",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "duration": {
-                    "type": "number",
-                    "minimum": 10,
-                    "description": "How long to run, in milliseconds (at least 10).",
-                },
-            },
-            "required": ["duration"],
-        }),
-    }
-}
+    },
+];
 
 #[cfg(test)]
 mod tests {

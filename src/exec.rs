@@ -2,20 +2,19 @@
 //! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
 //! deadline, cancellation, group kill, reaping, and the error texts callers see.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::redact;
+use crate::chan::{Receiver, unbounded};
+use crate::vecmap::VecMap;
+use crate::{decimal, redact, threads};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
@@ -91,7 +90,7 @@ pub enum Failure {
 #[derive(Default)]
 pub struct Runs {
     next: AtomicU64,
-    map: Mutex<HashMap<u64, RunEntry>>,
+    map: Mutex<VecMap<u64, RunEntry>>,
 }
 
 struct RunEntry {
@@ -194,7 +193,8 @@ pub fn run(
     aborted: &AtomicBool,
     on_stdout: Option<OnStdout>,
 ) -> Result<Finished, Failure> {
-    let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let started_ms =
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     if spec.logged {
         log::info!("[{started_ms}] Starting: {} {}", spec.name, redact::argv_shape(spec.args));
     }
@@ -251,10 +251,8 @@ pub fn run(
 
     if spec.logged {
         let code = status.code().map_or("null".to_string(), |c| c.to_string());
-        log::info!(
-            "[{:.1}s] Process finished with exit code: {code}",
-            start.elapsed().as_secs_f64()
-        );
+        let secs = decimal::fixed(start.elapsed().as_secs_f64(), 1);
+        log::info!("[{secs}s] Process finished with exit code: {code}");
     }
     Ok(Finished { ending, status: Some(status), stdout, stderr })
 }
@@ -276,7 +274,7 @@ pub fn execute(
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
-            let secs = (timeout.as_millis() as f64 / 1000.0).round();
+            let secs = decimal::display((timeout.as_millis() as f64 / 1000.0).round());
             log::error!("{name} timed out after {secs}s; killing it.");
             return Err(Failure::TimedOut(format!("{name} timed out after {secs}s")));
         }
@@ -392,11 +390,14 @@ fn feed_stdin(mut stdin: std::process::ChildStdin, data: Arc<String>) {
         }
         return;
     }
-    let spawned = thread::Builder::new().name("child-stdin".into()).spawn(move || {
-        if let Err(err) = stdin.write_all(data.as_bytes()) {
-            log::error!("stdin write failed: {err}");
-        }
-    });
+    let spawned = threads::spawn(
+        "child-stdin".into(),
+        Box::new(move || {
+            if let Err(err) = stdin.write_all(data.as_bytes()) {
+                log::error!("stdin write failed: {err}");
+            }
+        }),
+    );
     if let Err(err) = spawned {
         log::error!("stdin write failed: {err}");
     }
@@ -409,29 +410,32 @@ fn drain<R: Read + Send + 'static>(
     on_chunk: Option<OnStdout>,
 ) -> Option<Receiver<Vec<u8>>> {
     let mut pipe = pipe?;
-    let (tx, rx) = bounded(1);
-    let spawned = thread::Builder::new().name("child-pipe".into()).spawn(move || {
-        let mut acc = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            if acc.len() + n > cap {
-                // Keep draining so the child never blocks on a full pipe; the run kills it.
-                overflow.store(true, Ordering::SeqCst);
-                continue;
+    let (tx, rx) = unbounded();
+    let spawned = threads::spawn(
+        "child-pipe".into(),
+        Box::new(move || {
+            let mut acc = Vec::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                if acc.len() + n > cap {
+                    // Keep draining so the child never blocks on a full pipe; the run kills it.
+                    overflow.store(true, Ordering::SeqCst);
+                    continue;
+                }
+                acc.extend_from_slice(&buf[..n]);
+                if let Some(on_chunk) = &on_chunk {
+                    on_chunk(&buf[..n]);
+                }
             }
-            acc.extend_from_slice(&buf[..n]);
-            if let Some(on_chunk) = &on_chunk {
-                on_chunk(&buf[..n]);
-            }
-        }
-        let _ = tx.send(acc);
-    });
+            tx.send(acc);
+        }),
+    );
     match spawned {
         Ok(_) => Some(rx),
         Err(err) => {

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::decimal;
+
 /// `Number.prototype.toString()` for an f64 (ECMA-262 Number::toString, radix 10): integers
 /// without a fraction, the shortest round-trip digits otherwise, exponent form below 1e-6 and
 /// from 1e21, `-0` as `0`, and `NaN`, `Infinity`, `-Infinity`.
@@ -18,13 +20,9 @@ pub fn number(x: f64) -> String {
         return "0".to_owned();
     }
     let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` prints the shortest round-trip digits as `d[.ddd]e<exp>`.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // In ECMAScript terms the value is 0.<digits> × 10^n, with the shortest round-trip digits.
+    let (digits, n) = decimal::shortest(x);
     let k = digits.len() as i64;
-    // In ECMAScript terms the value is 0.<digits> × 10^n.
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
     let body = if k <= n && n <= 21 {
         format!("{digits}{}", "0".repeat((n - k) as usize))
     } else if 0 < n && n <= 21 {
@@ -126,16 +124,7 @@ pub fn round(x: f64) -> f64 {
 
 /// `x.toFixed(1)`: like `{:.1}`, except that an exact binary tie rounds away from zero.
 pub fn to_fixed_1(x: f64) -> String {
-    let magnitude = x.abs();
-    let twenty = (magnitude * 20.0).round();
-    let exact_tie = twenty % 2.0 == 1.0 && magnitude.mul_add(20.0, -twenty) == 0.0;
-    if !exact_tie || !magnitude.is_finite() {
-        return format!("{x:.1}");
-    }
-    // The next double above an exact tie rounds up in `{:.1}`, as JavaScript does.
-    let above = f64::from_bits(magnitude.to_bits() + 1);
-    let sign = if x < 0.0 { "-" } else { "" };
-    format!("{sign}{above:.1}")
+    decimal::fixed_ties_away(x, 1)
 }
 
 #[cfg(test)]

@@ -141,18 +141,25 @@ pub fn classify(value: Value) -> Result<Message, (Option<RequestId>, RpcError)> 
 
 /// A success response.
 pub fn response(id: &RequestId, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})
+    let mut message = json!({"jsonrpc": "2.0"});
+    message["id"] = id.to_value();
+    message["result"] = result;
+    message
 }
 
 /// An error response; `id` is `None` when the request id could not be read.
 pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> Value {
-    let id = id.map_or(Value::Null, RequestId::to_value);
-    json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()})
+    let mut message = json!({"jsonrpc": "2.0"});
+    message["id"] = id.map_or(Value::Null, RequestId::to_value);
+    message["error"] = error.to_value();
+    message
 }
 
 /// A notification from the server.
 pub fn notification(method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": method, "params": params})
+    let mut message = json!({"jsonrpc": "2.0", "method": method});
+    message["params"] = params;
+    message
 }
 
 #[cfg(test)]

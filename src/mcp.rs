@@ -40,11 +40,10 @@ pub fn negotiate(requested: Option<&str>) -> &'static str {
 
 pub fn initialize_result(params: &Value) -> Value {
     let requested = params.get("protocolVersion").and_then(Value::as_str);
-    json!({
-        "protocolVersion": negotiate(requested),
-        "capabilities": capabilities(),
-        "serverInfo": server_info(),
-    })
+    let mut result = json!({"protocolVersion": negotiate(requested)});
+    result["capabilities"] = capabilities();
+    result["serverInfo"] = server_info();
+    result
 }
 
 /// Every version this server speaks, modern first.
@@ -64,7 +63,10 @@ pub fn era_of(params: &Value) -> Result<Era, RpcError> {
     }
     let mut error =
         RpcError::new(ErrorCode::UnsupportedProtocolVersion, "Unsupported protocol version");
-    error.data = Some(Box::new(json!({"supported": supported_versions(), "requested": requested})));
+    let mut data = json!({});
+    data["supported"] = Value::from(supported_versions());
+    data["requested"] = requested.clone();
+    error.data = Some(Box::new(data));
     Err(error)
 }
 
@@ -74,14 +76,14 @@ pub fn request_log_level(params: &Value) -> Option<&str> {
 }
 
 pub fn discover_result() -> Value {
-    json!({
-        "resultType": "complete",
-        "supportedVersions": supported_versions(),
-        "capabilities": capabilities(),
-        "ttlMs": TTL_MS,
-        "cacheScope": "public",
-        "_meta": {SERVER_INFO_KEY: server_info()},
-    })
+    let mut result = json!({"resultType": "complete"});
+    result["supportedVersions"] = Value::from(supported_versions());
+    result["capabilities"] = capabilities();
+    result["ttlMs"] = Value::from(TTL_MS);
+    result["cacheScope"] = Value::from("public");
+    result["_meta"] = json!({});
+    result["_meta"][SERVER_INFO_KEY] = server_info();
+    result
 }
 
 /// Adds the modern envelope to a result: `resultType`, serverInfo in `_meta`, and for lists the
@@ -121,18 +123,19 @@ pub fn subscription_ack(id: &Value, params: &Value) -> Value {
             }
         }
     }
-    json!({
-        "notifications": honoured,
-        "_meta": {"io.modelcontextprotocol/subscriptionId": id},
-    })
+    let mut ack = json!({});
+    ack["notifications"] = Value::Object(honoured);
+    ack["_meta"] = json!({});
+    ack["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+    ack
 }
 
 /// The result that closes a subscription at shutdown.
 pub fn subscription_closed(id: &Value) -> Value {
-    json!({
-        "resultType": "complete",
-        "_meta": {"io.modelcontextprotocol/subscriptionId": id, SERVER_INFO_KEY: server_info()},
-    })
+    let mut closed = json!({"resultType": "complete", "_meta": {}});
+    closed["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+    closed["_meta"][SERVER_INFO_KEY] = server_info();
+    closed
 }
 
 #[cfg(test)]

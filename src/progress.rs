@@ -2,14 +2,14 @@
 //! ticker thread that sends keepalives on each call's own schedule.
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use serde_json::{Map, Value, json};
 
+use crate::chan::{Receiver, RecvTimeoutError, Sender, unbounded};
 use crate::jsonrpc;
 use crate::stdio::Out;
+use crate::threads;
 
 /// How much of a call's output is kept for the keepalive preview.
 const ROLLING_BYTES: usize = 4096;
@@ -123,12 +123,12 @@ impl Ticker {
     /// Starts the ticker thread.
     pub fn start(interval: Duration) -> std::io::Result<Ticker> {
         let (tx, rx) = unbounded();
-        thread::Builder::new().name("progress-ticker".into()).spawn(move || run(&rx, interval))?;
+        threads::spawn("progress-ticker".into(), Box::new(move || run(&rx, interval)))?;
         Ok(Ticker { tx })
     }
 
     pub fn watch(&self, progress: Arc<Progress>) {
-        let _ = self.tx.send(progress);
+        self.tx.send(progress);
     }
 }
 
@@ -177,10 +177,9 @@ fn run(rx: &Receiver<Arc<Progress>>, interval: Duration) {
         let next_due = calls.iter().map(|(due, _)| *due).min();
         let timeout = next_due.map(|due| due.saturating_duration_since(Instant::now()));
         let received = match timeout {
-            None => rx.recv().map_err(|_| ()),
-            Some(timeout) => select! {
-                recv(rx) -> msg => msg.map_err(|_| ()),
-                default(timeout) => {
+            None => rx.recv().ok_or(()),
+            Some(timeout) => match rx.recv_timeout(timeout) {
+                Err(RecvTimeoutError::Timeout) => {
                     let now = Instant::now();
                     for (due, progress) in calls.iter_mut().filter(|(due, _)| *due <= now) {
                         progress.tick();
@@ -188,6 +187,7 @@ fn run(rx: &Receiver<Arc<Progress>>, interval: Duration) {
                     }
                     continue;
                 }
+                received => received.map_err(|_| ()),
             },
         };
         match received {

@@ -13,14 +13,14 @@ pub fn prompts_list_result(specs: &[ToolSpec]) -> Value {
     let prompts: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            json!({
-                "name": spec.name,
-                "description": spec.prompt_description,
-                "arguments": prompt_arguments(spec),
-            })
+            let mut prompt = json!({"name": spec.name, "description": spec.prompt_description});
+            prompt["arguments"] = prompt_arguments(spec);
+            prompt
         })
         .collect();
-    json!({ "prompts": prompts })
+    let mut result = json!({});
+    result["prompts"] = Value::Array(prompts);
+    result
 }
 
 /// The `prompts/get` result for `name`, or `Unknown prompt: <name>` when no tool has that name.

@@ -19,7 +19,7 @@ pub fn invocation_shape(map: &Map<String, Value>) -> String {
         .iter()
         .map(|(key, value)| match value {
             Value::String(text) => format!("{key}={}", chars_placeholder(text)),
-            other => format!("{key}={other}"),
+            other => format!("{key}={}", serde_json::to_string(other).unwrap_or_default()),
         })
         .collect();
     entries.join(" ")

@@ -2,34 +2,40 @@
 //! subscriptions), answers cheap requests inline, starts a thread per tool call, and turns worker
 //! completions, cancellations, end of input and signals into the right messages.
 
-use std::collections::HashMap;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, select, unbounded};
 use serde_json::{Map, Value, json};
+use signal_hook::iterator::Signals;
 
 use crate::call::{Call, Ctx, Services};
 use crate::catalog::{self, ToolSpec};
+use crate::chan::{Receiver, Sender, unbounded};
 use crate::config::Config;
 use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
 use crate::progress::{self, Progress, Ticker};
 use crate::stdio::{self, Inbound, Out};
-use crate::{logging, prompts, redact, tools};
+use crate::vecmap::VecMap;
+use crate::{logging, prompts, redact, threads, tools};
 
 /// How long stdin EOF waits for calls that are finishing on their own.
 const EOF_GRACE: Duration = Duration::from_millis(500);
 
-/// What the event loop reacts to.
+/// What the event loop reacts to; the reader, the workers and the signal thread all send to it.
 enum Event {
     Client(Inbound),
     EndOfInput,
     Done(Done),
     Signal,
+}
+
+/// Sends `event` when dropped: the reader's end of input, the signal thread's end.
+struct SendOnDrop {
+    events: Sender<Event>,
+    event: fn() -> Event,
 }
 
 /// A finished tool call, sent back by its worker thread.
@@ -58,22 +64,39 @@ struct Server {
     specs: Arc<Vec<ToolSpec>>,
     out: Out,
     ticker: Ticker,
-    done_tx: Sender<Done>,
-    in_flight: HashMap<RequestId, InFlight>,
+    events: Sender<Event>,
+    in_flight: VecMap<RequestId, InFlight>,
     subscriptions: Vec<RequestId>,
-    batches: HashMap<u64, Batch>,
+    batches: VecMap<u64, Batch>,
     next_seq: u64,
     /// Serialized `tools/list` and `prompts/list` results, legacy and modern.
     list_cache: [Option<String>; 4],
 }
 
 /// Serves MCP on stdio until end of input or a termination signal.
-pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
+pub fn run(config: Config, mut signals: Signals) -> io::Result<()> {
+    let (events_tx, events) = unbounded();
+    let on_signal = SendOnDrop { events: events_tx.clone(), event: || Event::Signal };
+    threads::spawn(
+        "signals".into(),
+        Box::new(move || {
+            for _ in signals.forever() {
+                if !on_signal.events.send(Event::Signal) {
+                    return;
+                }
+            }
+        }),
+    )
+    .map_err(|err| io::Error::new(err.kind(), format!("could not watch signals: {err}")))?;
     let out = stdio::writer()?;
     logging::attach(out.clone());
-    let inbox = stdio::reader(config.max_message_bytes)?;
+    let end_of_input = SendOnDrop { events: events_tx.clone(), event: || Event::EndOfInput };
+    // The reader waits until the loop has taken each line.
+    stdio::reader(
+        config.max_message_bytes,
+        Box::new(move |inbound| end_of_input.events.send_and_wait(Event::Client(inbound))),
+    )?;
     let ticker = Ticker::start(config.progress_interval)?;
-    let (done_tx, done_rx) = unbounded();
     let specs = Arc::new(catalog::tool_specs(config.test_tools));
     let services = Arc::new(Services::new(config));
     let mut server = Server {
@@ -81,35 +104,34 @@ pub fn run(config: Config, signals: Receiver<i32>) -> io::Result<()> {
         specs,
         out,
         ticker,
-        done_tx,
-        in_flight: HashMap::new(),
+        events: events_tx,
+        in_flight: VecMap::new(),
         subscriptions: Vec::new(),
-        batches: HashMap::new(),
+        batches: VecMap::new(),
         next_seq: 0,
         list_cache: Default::default(),
     };
     log::debug!("gemini-relay listening on stdio");
 
+    // The server itself holds a sender, so the channel never disconnects.
     let end = loop {
-        let event = select! {
-            recv(inbox) -> msg => msg.map_or(Event::EndOfInput, Event::Client),
-            recv(done_rx) -> done => match done {
-                Ok(done) => Event::Done(done),
-                Err(_) => continue,
-            },
-            recv(signals) -> _ => Event::Signal,
-        };
-        match event {
+        match events.recv().unwrap_or(Event::EndOfInput) {
             Event::Client(inbound) => server.handle_inbound(inbound),
             Event::Done(done) => server.complete(done),
-            Event::EndOfInput | Event::Signal => break event,
+            end @ (Event::EndOfInput | Event::Signal) => break end,
         }
     };
     if let Event::EndOfInput = end {
-        server.drain_on_eof(&done_rx);
+        server.drain_on_eof(&events);
     }
     server.shutdown();
     Ok(())
+}
+
+impl Drop for SendOnDrop {
+    fn drop(&mut self) {
+        self.events.send((self.event)());
+    }
 }
 
 impl Server {
@@ -270,12 +292,13 @@ impl Server {
         let worker = Worker {
             services: self.services.clone(),
             specs: self.specs.clone(),
-            done_tx: self.done_tx.clone(),
+            events: self.events.clone(),
             log_level: mcp::request_log_level(&params).map(str::to_string),
         };
-        let spawned = thread::Builder::new()
-            .name(format!("call-{name}"))
-            .spawn(move || worker.run(id, seq, era, &call, args));
+        let spawned = threads::spawn(
+            format!("call-{name}"),
+            Box::new(move || worker.run(id, seq, era, &call, args)),
+        );
         if let Err(err) = spawned {
             log::error!("Error in tool '{name}': could not start a thread: {err}");
         }
@@ -333,7 +356,7 @@ impl Server {
 
     /// End of input: children are killed (their calls get no answer), calls finishing on their own
     /// are still answered for a short grace.
-    fn drain_on_eof(&mut self, done_rx: &Receiver<Done>) {
+    fn drain_on_eof(&mut self, events: &Receiver<Event>) {
         // Each run notices its call's abort flag within a poll slice, kills its group and reports
         // the call as interrupted, so only calls that finish on their own are answered.
         for in_flight in self.in_flight.values() {
@@ -341,8 +364,10 @@ impl Server {
         }
         let deadline = Instant::now() + EOF_GRACE;
         while !self.in_flight.is_empty() {
-            match done_rx.recv_deadline(deadline) {
-                Ok(done) => self.complete(done),
+            match events.recv_deadline(deadline) {
+                Ok(Event::Done(done)) => self.complete(done),
+                // A signal now changes nothing: shutdown follows the grace anyway.
+                Ok(_) => (),
                 Err(_) => break,
             }
         }
@@ -365,7 +390,7 @@ impl Server {
 struct Worker {
     services: Arc<Services>,
     specs: Arc<Vec<ToolSpec>>,
-    done_tx: Sender<Done>,
+    events: Sender<Event>,
     log_level: Option<String>,
 }
 
@@ -392,7 +417,7 @@ impl Worker {
                 }
                 let error = RpcError::new(ErrorCode::InternalError, "Internal error");
                 let response = Some(jsonrpc::error_response(Some(&id), &error));
-                let _ = self.done_tx.send(Done { id, seq, response });
+                self.events.send(Event::Done(Done { id, seq, response }));
                 return;
             }
         };
@@ -400,7 +425,7 @@ impl Worker {
             if let Some(progress) = call.progress() {
                 progress.silence();
             }
-            let _ = self.done_tx.send(Done { id, seq, response: None });
+            self.events.send(Event::Done(Done { id, seq, response: None }));
             return;
         }
         // The final progress notification goes out before the response (D7).
@@ -409,7 +434,7 @@ impl Worker {
         }
         let result = json!({"content": [{"type": "text", "text": text}], "isError": !ok});
         let response = jsonrpc::response(&id, mcp::envelope(result, era, false));
-        let _ = self.done_tx.send(Done { id, seq, response: Some(response) });
+        self.events.send(Event::Done(Done { id, seq, response: Some(response) }));
     }
 }
 

@@ -2,11 +2,12 @@
 //! into bounded, parsed lines; a writer thread writes one JSON message per line and flushes.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::thread;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use serde_json::Value;
+
+use crate::chan::{Sender, unbounded};
+use crate::threads;
 
 /// One line of input, already parsed on the reader thread.
 #[derive(Debug)]
@@ -44,7 +45,7 @@ impl Out {
     pub fn send(&self, message: &Value) {
         match serde_json::to_vec(message) {
             Ok(line) => {
-                let _ = self.tx.send(Outbound::Line(line));
+                self.tx.send(Outbound::Line(line));
             }
             Err(err) => log::error!("notification failed: {err}"),
         }
@@ -57,31 +58,36 @@ impl Out {
 
     /// Waits (bounded) until everything queued so far has been written.
     pub fn flush(&self, within: Duration) {
-        let (ack_tx, ack_rx) = bounded(1);
-        if self.tx.send(Outbound::Flush(ack_tx)).is_ok() {
+        let (ack_tx, ack_rx) = unbounded();
+        if self.tx.send(Outbound::Flush(ack_tx)) {
             let _ = ack_rx.recv_timeout(within);
         }
     }
 }
 
-/// Starts the reader thread. The receiver disconnects at end of input.
-pub fn reader(max_message_bytes: usize) -> io::Result<Receiver<Inbound>> {
-    let (tx, rx) = bounded(0);
-    thread::Builder::new().name("stdin-reader".into()).spawn(move || {
-        let stdin = io::stdin();
-        let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
-        read_loop(&mut input, max_message_bytes, |inbound| tx.send(inbound).is_ok())
-    })?;
-    Ok(rx)
+/// Starts the reader thread, which hands every line to `deliver` (returning false stops it) and
+/// drops `deliver` at end of input.
+pub fn reader(
+    max_message_bytes: usize,
+    mut deliver: Box<dyn FnMut(Inbound) -> bool + Send>,
+) -> io::Result<()> {
+    threads::spawn(
+        "stdin-reader".into(),
+        Box::new(move || {
+            let stdin = io::stdin();
+            let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
+            let _ = read_loop(&mut input, max_message_bytes, &mut deliver);
+        }),
+    )
 }
 
 /// Starts the writer thread.
 pub fn writer() -> io::Result<Out> {
     let (tx, rx) = unbounded::<Outbound>();
-    thread::Builder::new().name("stdout-writer".into()).spawn(move || -> io::Result<()> {
+    let body = move || -> io::Result<()> {
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-        while let Ok(outbound) = rx.recv() {
+        while let Some(outbound) = rx.recv() {
             match outbound {
                 Outbound::Line(line) => {
                     out.write_all(&line)?;
@@ -93,12 +99,13 @@ pub fn writer() -> io::Result<Out> {
                 }
                 Outbound::Flush(ack) => {
                     out.flush()?;
-                    let _ = ack.send(());
+                    ack.send(());
                 }
             }
         }
         out.flush()
-    })?;
+    };
+    threads::spawn("stdout-writer".into(), Box::new(move || drop(body())))?;
     Ok(Out { tx })
 }
 

@@ -6,11 +6,11 @@
 //! replacing (or being served) the first prompt's chunks; the same prompt always reuses its own
 //! live key.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::changemode::chunk::Chunk;
+use crate::vecmap::VecMap;
 
 /// How long a cached reply lives.
 pub const CACHE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -93,10 +93,10 @@ impl ChunkCache {
 
         let excess = entries.by_key.len().saturating_sub(self.max_entries);
         if excess > 0 {
-            let mut by_age: Vec<(u64, u32)> =
-                entries.by_key.iter().map(|(&key, entry)| (entry.seq, key)).collect();
-            by_age.sort_unstable();
-            for (_, key) in by_age.into_iter().take(excess) {
+            // Evicts the oldest entries one by one (`excess` is almost always 1).
+            for _ in 0..excess {
+                let oldest = entries.by_key.iter().min_by_key(|(_, entry)| entry.seq);
+                let Some(key) = oldest.map(|(&key, _)| key) else { break };
                 entries.by_key.remove(&key);
             }
             log::debug!("Removed {excess} old cache entries to enforce limit");
@@ -148,7 +148,7 @@ pub fn is_valid_cache_key(key: &str) -> bool {
 
 #[derive(Default)]
 struct Entries {
-    by_key: HashMap<u32, Entry>,
+    by_key: VecMap<u32, Entry>,
     /// Insertion counter; the smallest `seq` is the oldest entry.
     next_seq: u64,
 }

@@ -1,8 +1,6 @@
 //! Splits parsed edits into chunks of a bounded estimated size, keeping each file's edits together
 //! where they fit.
 
-use std::collections::HashMap;
-
 use crate::changemode::parse::Edit;
 use crate::redact::utf16_len;
 
@@ -89,14 +87,10 @@ pub fn edit_size(edit: &Edit) -> usize {
 /// The edits grouped by filename, groups in the order their file first appears.
 fn group_by_file(edits: Vec<Edit>) -> Vec<Vec<Edit>> {
     let mut groups: Vec<Vec<Edit>> = Vec::new();
-    let mut group_of: HashMap<String, usize> = HashMap::new();
     for edit in edits {
-        match group_of.get(&edit.filename) {
-            Some(&i) => groups[i].push(edit),
-            None => {
-                group_of.insert(edit.filename.clone(), groups.len());
-                groups.push(vec![edit]);
-            }
+        match groups.iter().position(|group| group[0].filename == edit.filename) {
+            Some(i) => groups[i].push(edit),
+            None => groups.push(vec![edit]),
         }
     }
     groups

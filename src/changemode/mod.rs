@@ -21,6 +21,7 @@ use crate::changemode::render::{
     ChunkInfo, format_change_mode_response, summarize_change_mode_edits,
     validate_change_mode_edits, validation_failure_text,
 };
+use crate::decimal;
 use crate::js;
 
 /// A `chunkIndex` argument after coercion (Part I D10, Q7).
@@ -58,7 +59,7 @@ pub fn parse_chunk_index(value: &Value) -> ChunkIndex {
         Value::Number(number) => number.as_i64().or_else(|| number.as_f64().and_then(integral)),
         Value::String(text) => {
             let text = text.trim();
-            text.parse::<i64>().ok().or_else(|| text.parse::<f64>().ok().and_then(integral))
+            text.parse::<i64>().ok().or_else(|| decimal::parse(text).and_then(integral))
         }
         _ => None,
     };
@@ -271,13 +272,13 @@ fn shown_index(raw: Option<&Value>, index: &ChunkIndex) -> String {
 fn value_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => other.to_string(),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
 /// `JSON.stringify` of a string.
 fn json_string(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    serde_json::to_string(&Value::String(text.to_owned())).unwrap_or_default()
 }
 
 #[cfg(test)]

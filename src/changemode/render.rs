@@ -1,8 +1,6 @@
 //! Validates parsed edits and renders them for the client: headers, edit blocks, footer,
 //! continuation to the next chunk, and the per-file summary.
 
-use std::collections::HashMap;
-
 use crate::changemode::parse::Edit;
 
 /// Where a rendered chunk sits in a chunked reply.
@@ -100,16 +98,12 @@ pub fn summarize_change_mode_edits<'a>(
     partial_view: bool,
 ) -> String {
     let mut files: Vec<(&str, usize)> = Vec::new();
-    let mut index_of: HashMap<&str, usize> = HashMap::new();
     let mut total = 0;
     for edit in edits {
         total += 1;
-        match index_of.get(edit.filename.as_str()) {
-            Some(&i) => files[i].1 += 1,
-            None => {
-                index_of.insert(&edit.filename, files.len());
-                files.push((&edit.filename, 1));
-            }
+        match files.iter().position(|(file, _)| *file == edit.filename) {
+            Some(i) => files[i].1 += 1,
+            None => files.push((&edit.filename, 1)),
         }
     }
     let title = if partial_view {

@@ -10,7 +10,6 @@ mod scan;
 mod walk;
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -84,9 +83,10 @@ impl Project {
     }
 
     fn assert_safe(&self, prompt: &str) -> Result<(), String> {
-        let mut checked = HashSet::new();
+        let mut checked = Vec::new();
         for token in scan::jail_tokens(prompt) {
-            if checked.insert(token.reference) {
+            if !checked.contains(&token.reference) {
+                checked.push(token.reference);
                 self.check_reference(token.reference)?;
             }
         }

@@ -92,7 +92,7 @@ pub fn login_and_quota(
 /// Turns `/usage` JSON output into the quota lines (SPEC §2.4.5 `format_usage_report`).
 pub fn format_usage_report(raw: &str) -> UsageCheck {
     let failed = |report: &str| UsageCheck { ok: false, report: report.to_owned() };
-    let payload: Value = match serde_json::from_str(raw) {
+    let payload: Value = match serde_json::from_slice(raw.as_bytes()) {
         Ok(payload) => payload,
         Err(_) => {
             return failed(
@@ -216,7 +216,7 @@ pub fn render_doctor(facts: &DoctorFacts) -> String {
         format!("- OS: `{} ({})`", facts.os, facts.arch),
         format!(
             "- Active Backend: **`{}`** (via `{}`)",
-            backend.name.to_uppercase(),
+            backend.name.to_ascii_uppercase(),
             facts.source
         ),
         String::new(),

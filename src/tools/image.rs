@@ -18,6 +18,7 @@ use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::files::resolve_lexically;
 use crate::js;
+use crate::sort;
 use crate::tools::str_arg;
 
 /// The model gemini-image always uses (SPEC §2.4.3 step 5).
@@ -151,7 +152,7 @@ pub fn render_image_result(report: &ImageReport) -> String {
     if let Some(size) = non_empty(report.size) {
         out.push_str(&format!("\n- **Size:** `{size}`"));
     }
-    out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_uppercase()));
+    out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_ascii_uppercase()));
     if let Some(saved_to) = report.saved_to {
         out.push_str(&format!(
             "\n\n\u{1F4BE} **Saved to Project:** `{}`",
@@ -205,7 +206,7 @@ fn first_markdown_image(text: &str) -> Option<&str> {
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
-    paths.sort();
+    sort::sort_by(&mut paths, &PathBuf::cmp);
     paths
 }
 

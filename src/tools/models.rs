@@ -38,7 +38,7 @@ pub fn render_models(
             notices.iter().map(|notice| format!("> \u{26A0}\u{FE0F} {notice}")).collect();
         format!("\n\n**Backend Notices:**\n{}", lines.join("\n"))
     };
-    let mut out = format!("### Active Backend: **{}**\n", info.name.to_uppercase());
+    let mut out = format!("### Active Backend: **{}**\n", info.name.to_ascii_uppercase());
     out.push_str(DEFAULT_MODEL_LINE);
     out.push('\n');
     out.push_str(&format!(

@@ -49,7 +49,7 @@ impl AgyOptions {
         }
         match schema {
             Value::String(text) => Some(text.clone()),
-            other => Some(other.to_string()),
+            other => serde_json::to_string(other).ok(),
         }
     }
 

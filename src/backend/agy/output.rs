@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::backend::agy::AgyOptions;
 use crate::backend::agy::transcript::extract_replies;
+use crate::decimal;
 use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
@@ -12,10 +13,11 @@ use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 pub fn agy_result(stdout: &str, stream: bool) -> Option<Value> {
     let stdout = trim(stdout);
     if !stream {
-        return serde_json::from_str::<Value>(stdout).ok().filter(Value::is_object);
+        return serde_json::from_slice::<Value>(stdout.as_bytes()).ok().filter(Value::is_object);
     }
     stdout.lines().rev().find_map(|line| {
-        let Ok(Value::Object(mut event)) = serde_json::from_str::<Value>(trim(line)) else {
+        let Ok(Value::Object(mut event)) = serde_json::from_slice::<Value>(trim(line).as_bytes())
+        else {
             return None;
         };
         if event.get("event").and_then(Value::as_str) != Some("result") {
@@ -39,7 +41,7 @@ pub fn agy_conversation_id(result: &Value) -> Option<String> {
 /// The notices a result carries: a non-`SUCCESS` status first, then refused tool actions.
 pub fn agy_result_notices(result: &Value) -> Vec<String> {
     let mut notices = Vec::new();
-    if let Some(status) = non_blank(&result["status"]).filter(|s| s.to_uppercase() != "SUCCESS") {
+    if let Some(status) = non_blank(&result["status"]).filter(|s| !upper_is_success(s)) {
         notices.push(format!("agy reported status \"{status}\" for this run."));
     }
     if let Some(denied) = result["denied_actions"].as_array().filter(|denied| !denied.is_empty()) {
@@ -72,12 +74,12 @@ pub fn parse_agy_json_response(
     if text.is_empty() {
         return None;
     }
-    let parsed: Vec<Value> = match serde_json::from_str::<Value>(text) {
+    let parsed: Vec<Value> = match serde_json::from_slice::<Value>(text.as_bytes()) {
         Ok(value) => vec![value],
         Err(_) => text
             .lines()
             .filter(|line| !trim(line).is_empty())
-            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
             .collect(),
     };
     let objects: Vec<Value> = parsed
@@ -158,7 +160,8 @@ pub fn strip_script_noise(s: &str) -> String {
 
 /// `(id, label)` pairs from `agy --output-format json models`; `Err` says why the output is unusable.
 pub fn parse_models(stdout: &str) -> Result<Vec<(String, String)>, String> {
-    let payload: Value = serde_json::from_str(trim(stdout)).map_err(|err| err.to_string())?;
+    let payload: Value =
+        serde_json::from_slice(trim(stdout).as_bytes()).map_err(|err| err.to_string())?;
     let models = match payload["command"]["data"]["models"].as_array() {
         Some(models) if !models.is_empty() => models,
         _ => return Err("no models in the `agy models` output".to_string()),
@@ -243,13 +246,40 @@ fn usage_line(objects: &[Value]) -> String {
     line
 }
 
+/// Whether `s.to_uppercase() == "SUCCESS"`, without linking the Unicode case tables: besides ASCII,
+/// only `ß`, dotless `ı`, long `ſ` and the Latin ligatures upper-case to ASCII letters alone.
+fn upper_is_success(s: &str) -> bool {
+    let mut upper = String::with_capacity(s.len());
+    for c in s.chars() {
+        let expansion = match c {
+            'ß' => "SS",
+            'ı' => "I",
+            'ſ' => "S",
+            '\u{FB00}' => "FF",
+            '\u{FB01}' => "FI",
+            '\u{FB02}' => "FL",
+            '\u{FB03}' => "FFI",
+            '\u{FB04}' => "FFL",
+            '\u{FB05}' | '\u{FB06}' => "ST",
+            // Every other non-ASCII character upper-cases to something with a non-ASCII character.
+            c if !c.is_ascii() => return false,
+            c => {
+                upper.push(c.to_ascii_uppercase());
+                continue;
+            }
+        };
+        upper.push_str(expansion);
+    }
+    upper == "SUCCESS"
+}
+
 /// A token count with comma thousands grouping (`toLocaleString` in en-US); non-numbers count as 0.
 fn grouped(value: &Value) -> String {
     let Some(number) = value.as_f64() else { return "0".to_string() };
     let text = match value.as_i64() {
         Some(int) => int.to_string(),
         None => {
-            let fixed = format!("{number:.3}");
+            let fixed = decimal::fixed(number, 3);
             fixed.trim_end_matches('0').trim_end_matches('.').to_string()
         }
     };
@@ -560,6 +590,44 @@ mod tests {
         assert_eq!(fallback.len(), 8);
         assert_eq!(fallback[0], ("gemini-3.8-flash-high".into(), "Gemini 3.8 Flash (High)".into()));
         assert_eq!(fallback[7], ("gemini-3.1-pro-low".into(), "Gemini 3.1 Pro (Low)".into()));
+    }
+
+    #[test]
+    fn success_status_matches_unicode_upper_case() {
+        let check =
+            |s: &str| assert_eq!(upper_is_success(s), s.to_uppercase() == "SUCCESS", "{s:?}");
+        for s in
+            ["SUCCESS", "success", "Success", "ſucceſſ", "SUCCEßS", "SUCCE\u{FB06}S", "FAILED", ""]
+        {
+            check(s);
+        }
+        // Each letter of SUCCESS spelled some way, with the occasional stray character, chosen by a
+        // small xorshift walk.
+        let spellings: [&[&str]; 7] = [
+            &["s", "S", "ſ", "ß", "\u{FB05}"],
+            &["u", "U", "ü"],
+            &["c", "C", "\u{FB00}"],
+            &["c", "C", "ı"],
+            &["e", "E", "é", "\u{FB01}"],
+            &["s", "S", "ſ", "ß"],
+            &["s", "S", "ſ", "\u{FB06}", "\u{212A}"],
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..5000 {
+            let mut s = String::new();
+            for letter in spellings {
+                if next(8) > 0 {
+                    s.push_str(letter[next(letter.len())]);
+                }
+            }
+            check(&s);
+        }
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies (SPEC §3.4.8) and the conversation listing with its table (§7.2, §2.4.8).
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -10,6 +9,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use crate::js;
+use crate::sort;
+use crate::vecmap::VecMap;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +127,7 @@ impl Store {
     /// Conversations with a logs directory, most recently active first, at most `limit` of them.
     pub fn list_conversations(&self, limit: usize) -> Vec<ConversationRow> {
         // Inverted to id → cwd; a later entry wins when two directories name the same id.
-        let mut cwd_of = HashMap::new();
+        let mut cwd_of = VecMap::new();
         if let Ok(Some(map)) = self.read_last_conversations() {
             for (cwd, id) in map {
                 if let Value::String(id) = id {
@@ -143,7 +144,9 @@ impl Store {
                 Some(ConversationRow { id, last_active, cwd, first_prompt: None })
             })
             .collect();
-        rows.sort_by(|a, b| b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id)));
+        sort::sort_by(&mut rows, &|a, b| {
+            b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id))
+        });
         rows.truncate(limit);
         for row in &mut rows {
             row.first_prompt = self.first_prompt(&row.id);
@@ -190,12 +193,11 @@ impl Store {
     /// A `.db` file inside the logs directory (first by name), else `B/conversations/<id>.db`.
     fn sqlite_transcript(&self, id: &str) -> Option<PathBuf> {
         if let Ok(entries) = fs::read_dir(self.logs_dir(id)) {
-            let mut dbs: Vec<PathBuf> = entries
+            let first = entries
                 .filter_map(|entry| entry.ok().map(|entry| entry.path()))
                 .filter(|path| path.extension().is_some_and(|ext| ext == "db") && path.is_file())
-                .collect();
-            dbs.sort();
-            if let Some(db) = dbs.into_iter().next() {
+                .min();
+            if let Some(db) = first {
                 return Some(db);
             }
         }
@@ -298,7 +300,7 @@ fn valid_id(id: &str) -> bool {
 fn parse_jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
         .collect()
 }
 
