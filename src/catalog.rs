@@ -62,98 +62,78 @@ const SCHEMAS: &str = include_str!("catalog.json");
 const TOOLS: [Tool; 12] = [
     Tool {
         name: "gemini-ask",
-        description: "Send one prompt to Gemini through the active backend CLI (the Antigravity CLI \
-            `agy` by default, which can also answer with the Claude and GPT-OSS models it serves) and \
-            return the model's answer. Use it for questions, code review, analysis, proposed edits \
-            (changeMode) and structured JSON output (jsonSchema). Write @path (e.g. `@src/main.rs \
-            explain this`, `@src`, `@src/**/*.ts`) to send file contents: the referenced files are \
-            inlined into the prompt, and a reference outside the project directory fails the call. \
-            When the backend reports a conversation, a plain-text reply ends with its \
-            conversationId; pass it back as `conversationId` to continue that thread. For a phased \
-            implementation blueprint use gemini-plan; for ideation use gemini-brainstorm.",
+        description: "Send a prompt to Gemini through the active CLI (agy by default, which also \
+            serves Claude and GPT-OSS models) and return the answer: questions, reviews, analysis, \
+            edits (changeMode), structured JSON (jsonSchema). `@path`, `@dir`, `@.` or a glob \
+            inlines project files; a reference outside the project fails the call. A reply ends \
+            with a conversationId to pass back for a follow-up. For plans use gemini-plan, for \
+            ideas gemini-brainstorm.",
         prompt_description: "Ask Gemini a question or hand over a review, with optional model, \
             reasoning effort, read-only plan mode and structured output",
     },
     Tool {
         name: "gemini-plan",
-        description: "Produce a read-only, phased implementation blueprint for one task: an \
-            architecture and requirements analysis, then ordered phases with their dependencies, \
-            edge cases, risks and verification steps, with code signatures where precision matters. \
-            Runs in plan mode at high reasoning effort, so it never edits files. Put \
-            constraints and background in `context`; @path references there are inlined as in \
-            gemini-ask. Not for general questions or reviews (use gemini-ask).",
+        description: "Read-only, phased implementation blueprint for one task: analysis, ordered \
+            phases with dependencies, risks and verification steps, at high reasoning effort in \
+            plan mode. Never edits files; not for general questions (use gemini-ask).",
         prompt_description: "Create a detailed implementation blueprint using high-effort reasoning \
             and plan mode",
     },
     Tool {
         name: "gemini-image",
-        description: "Generate an image from a text description through the Antigravity CLI's own \
-            image generation tool. Choose the aspect ratio (default 1:1) and optionally the output \
-            size; set outputPath to copy the finished image to a path inside the project directory. \
-            Returns markdown with the image's file path and an embed of it.",
+        description: "Generate an image from a description with agy's image tool: aspect ratio, \
+            optional size, optional copy into the project (outputPath). Returns markdown with the \
+            image's path.",
         prompt_description: "Generate an image with optional aspect ratio and local file output",
     },
     Tool {
         name: "gemini-models",
-        description: "List the models the active backend offers, the default model choices of each \
-            tool, which features the backend supports (model selection, reasoning effort, structured \
-            output, agent modes, sandbox isolation) and any backend notices. Takes no arguments and \
-            runs no model turn.",
+        description: "The active backend, its models and what it supports (model selection, \
+            effort, structured output, modes, sandbox). No model turn.",
         prompt_description: "List available models and backend capabilities",
     },
     Tool {
         name: "gemini-doctor",
-        description: "Diagnose the installation: which backend is active and why, whether the \
-            Antigravity CLI (agy) and the legacy Gemini CLI are installed and their versions, agy's \
-            login and quota state, and an overall readiness verdict naming the next step when \
-            something is missing. Takes no arguments and costs no tokens.",
+        description: "Check the installation: active backend, agy and gemini CLI versions, agy's \
+            login and quota, and a readiness verdict with the next step. Costs no tokens.",
         prompt_description: "Run diagnostic checks on the CLIs and report their status",
     },
     Tool {
         name: "gemini-brainstorm",
-        description: "Generate a list of distinct ideas for an open challenge using a named \
-            creativity method (divergent, convergent, SCAMPER, design thinking, lateral, or auto to \
-            combine them), optionally scoring each idea for feasibility, impact and innovation. \
-            Ideation only: it neither plans an implementation nor edits files. Give domain, \
-            constraints and existingContext to focus the ideas; @path references in the prompt are \
-            inlined.",
+        description: "Distinct ideas for an open challenge with a creativity method (divergent, \
+            convergent, SCAMPER, design thinking, lateral, auto), optionally scored for \
+            feasibility, impact and innovation. Ideation only; `@path` inlines files.",
         prompt_description: "Brainstorm ideas with a chosen creativity method and feasibility \
             analysis",
     },
     Tool {
         name: "gemini-fetch-chunk",
-        description: "Retrieve one chunk of a long changeMode reply from gemini-ask, using the \
-            cacheKey and chunkIndex that reply reported in its continuation line. Runs no model \
-            turn. Chunks are kept for 10 minutes; after that, or after a relay restart, re-run the \
-            original gemini-ask request.",
+        description: "Fetch one chunk of a long changeMode reply by the cacheKey and chunkIndex it \
+            reported. No model turn; chunks are kept 10 minutes.",
         prompt_description: "Fetch the next chunk of a response",
     },
     Tool {
         name: "gemini-conversations",
-        description: "List the most recent agy conversations the relay can resume, newest first: \
-            id, last activity time, working directory and the start of the first prompt. Pass an id \
-            to gemini-ask as conversationId to continue that thread. Reads agy's local conversation \
-            store and runs no model turn.",
+        description: "Recent agy conversations (id, last activity, cwd, first prompt), newest \
+            first, to continue with gemini-ask's conversationId. No model turn.",
         prompt_description: "List recent conversations and their ids",
     },
     Tool {
         name: "gemini-cancel",
-        description: "Stop every Gemini CLI or agy run the relay has in flight (for example a slow \
-            gemini-ask, gemini-plan, gemini-brainstorm or gemini-image call). Each stopped call \
-            returns an error to its caller; calls still waiting in the agy queue and everything else \
-            are left alone. Reports how many runs were stopped.",
+        description: "Stop every CLI run in flight (slow ask, plan, brainstorm or image calls); \
+            each returns an error to its caller. Queued calls are left alone.",
         prompt_description: "Cancel the Gemini runs in flight",
     },
     Tool {
         name: "gemini-ping",
-        description: "Liveness check of the relay itself: returns `prompt` unchanged, or `Pong!` \
-            when it is empty. Starts no CLI and no model; use gemini-doctor to check the CLIs.",
+        description: "Echo `prompt` (or `Pong!`) from the relay itself, without any CLI. Use \
+            gemini-doctor to check the CLIs.",
         prompt_description: "Echo a message to prove the relay is alive",
     },
     Tool {
         name: "gemini-help",
-        description: "Show the active backend CLI's own `--help` text (agy or gemini), to see which \
-            flags and features the installed version supports.",
+        description: "The active CLI's own `--help`, to see which flags the installed version \
+            supports.",
         prompt_description: "Show the backend CLI's --help text",
     },
     Tool {
