@@ -815,3 +815,25 @@ fn brainstorm_prompt_carries_the_method_and_context() {
     assert!(content.contains("fintech"));
     assert!(!content.contains("## Analysis Framework"));
 }
+
+#[test]
+fn pty_recovery_reruns_an_old_build_under_a_terminal() {
+    let fakes = Fakes::new();
+    let setup = || {
+        agy(&fakes)
+            .env("FAKE_AGY_HELP", "nostream")
+            .env("FAKE_AGY_TTY_ONLY", "1")
+            .env("FAKE_AGY_RESPONSE", "answered on a tty")
+    };
+    let mut relay = setup().env("AGY_MCP_PTY", "yes").spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        ("Gemini response:\nanswered on a tty", false),
+        "the recovered reply carries no conversation id (§3.4.6 takes it from the print-mode result)"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 2, "the print-mode run, then the rerun under script");
+    let mut relay = setup().spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
+    assert!(is_error && text.contains("agy produced no output for"), "without AGY_MCP_PTY: {text}");
+}
