@@ -415,7 +415,7 @@ fn drain<R: Read + Send + 'static>(
         "child-pipe".into(),
         Box::new(move || {
             let mut acc = Vec::new();
-            let mut buf = vec![0u8; 64 * 1024];
+            let mut buf = [0u8; 8 * 1024];
             loop {
                 let n = match pipe.read(&mut buf) {
                     Ok(0) => break,
