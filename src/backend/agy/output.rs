@@ -82,6 +82,15 @@ pub fn parse_agy_json_response(
             .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
             .collect(),
     };
+    reply_from_values(parsed, prefer_structured, include_usage)
+}
+
+/// `parse_agy_json_response` from already parsed candidates (steps 3-7).
+fn reply_from_values(
+    parsed: Vec<Value>,
+    prefer_structured: bool,
+    include_usage: bool,
+) -> Option<String> {
     let objects: Vec<Value> = parsed
         .into_iter()
         .flat_map(|value| match value {
@@ -132,18 +141,24 @@ pub fn parse_reply(text: &str, opts: &AgyOptions) -> Option<String> {
 
 /// The direct reply of a successful run (SPEC §3.4.6 step 8): the parsed stream-json result, the
 /// parsed `json` output, or the trimmed raw stdout when agy was not asked for JSON.
+/// `result` is `agy_result(stdout, via_stdin)`, which the ladder has already parsed.
 pub fn direct_reply(
     stdout: &str,
+    result: Option<Value>,
     via_stdin: bool,
     json_output: bool,
     opts: &AgyOptions,
 ) -> Option<String> {
+    let (prefer_structured, include_usage) = (opts.prefer_structured(), opts.usage_line_wanted());
     if via_stdin {
-        let result = agy_result(stdout, true)?;
-        return parse_reply(&result.to_string(), opts);
+        return reply_from_values(vec![result?], prefer_structured, include_usage);
     }
     if json_output {
-        return parse_reply(stdout, opts);
+        // A whole-stdout object is the one candidate parsing would find; anything else is reparsed.
+        return match result {
+            Some(result) => reply_from_values(vec![result], prefer_structured, include_usage),
+            None => parse_reply(stdout, opts),
+        };
     }
     Some(trim(stdout).to_string()).filter(|text| !text.is_empty())
 }
@@ -517,7 +532,7 @@ mod tests {
         let stdout =
             format!("{{\"event\":\"init\"}}\n{{\"event\":\"result\",\"result\":{result}}}\n");
         assert_eq!(
-            direct_reply(&stdout, true, true, &opts).as_deref(),
+            direct_reply(&stdout, agy_result(&stdout, true), true, true, &opts).as_deref(),
             Some("{\n  \"count\": 392\n}")
         );
         assert_eq!(agy_conversation_id(&result).as_deref(), Some("c2"));
@@ -542,15 +557,38 @@ mod tests {
     #[test]
     fn direct_reply_paths() {
         let opts = AgyOptions::default();
-        assert_eq!(direct_reply(STREAM, true, true, &opts).as_deref(), Some("pong"));
-        assert_eq!(direct_reply("", true, true, &opts), None);
-        assert_eq!(direct_reply(r#"{"response":"j"}"#, false, true, &opts).as_deref(), Some("j"));
-        assert_eq!(direct_reply("plain text", false, true, &opts), None);
         assert_eq!(
-            direct_reply("  plain text \n", false, false, &opts).as_deref(),
+            direct_reply(STREAM, agy_result(STREAM, true), true, true, &opts).as_deref(),
+            Some("pong")
+        );
+        assert_eq!(direct_reply("", agy_result("", true), true, true, &opts), None);
+        assert_eq!(
+            direct_reply(
+                r#"{"response":"j"}"#,
+                agy_result(r#"{"response":"j"}"#, false),
+                false,
+                true,
+                &opts
+            )
+            .as_deref(),
+            Some("j")
+        );
+        assert_eq!(
+            direct_reply("plain text", agy_result("plain text", false), false, true, &opts),
+            None
+        );
+        assert_eq!(
+            direct_reply(
+                "  plain text \n",
+                agy_result("  plain text \n", false),
+                false,
+                false,
+                &opts
+            )
+            .as_deref(),
             Some("plain text")
         );
-        assert_eq!(direct_reply(" \n", false, false, &opts), None);
+        assert_eq!(direct_reply(" \n", agy_result(" \n", false), false, false, &opts), None);
     }
 
     #[test]

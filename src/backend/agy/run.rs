@@ -83,7 +83,8 @@ pub fn run(
     }
     let mut conversation_id = result.as_ref().and_then(output::agy_conversation_id);
     let notices = result.as_ref().map(output::agy_result_notices).unwrap_or_default();
-    if let Some(text) = output::direct_reply(&stdout, via_stdin, caps.output_format_json, opts) {
+    let direct = output::direct_reply(&stdout, result, via_stdin, caps.output_format_json, opts);
+    if let Some(text) = direct {
         return Ok((text, notices, conversation_id));
     }
     if !via_stdin && args::pty_enabled(std::env::var("AGY_MCP_PTY").ok().as_deref()) {
