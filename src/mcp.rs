@@ -89,16 +89,9 @@ pub fn discover_result() -> Value {
 /// Adds the modern envelope to a result: `resultType`, serverInfo in `_meta`, and for lists the
 /// cache hints. Legacy results pass through unchanged.
 pub fn envelope(result: Value, era: Era, cacheable: bool) -> Value {
-    if era == Era::Legacy {
-        return result;
-    }
-    let mut object = match result {
-        Value::Object(object) => object,
-        other => {
-            let mut object = Map::new();
-            object.insert("value".into(), other);
-            object
-        }
+    let mut object = match (era, result) {
+        (Era::Modern, Value::Object(object)) => object,
+        (_, result) => return result,
     };
     object.insert("resultType".into(), json!("complete"));
     if cacheable {

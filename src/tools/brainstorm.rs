@@ -6,7 +6,7 @@ use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::js;
-use crate::tools::{bool_arg, str_arg};
+use crate::tools::str_arg;
 
 /// The inputs of one brainstorm prompt; only `prompt` is trimmed, the rest is used verbatim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,7 +210,6 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let options = AgyOptions {
         model: str_arg(args, "model").map(str::to_string),
         effort: str_arg(args, "effort").map(str::to_string),
-        allow_slash_commands: bool_arg(args, "allowSlashCommands"),
         ..AgyOptions::default()
     };
     let prompt = brainstorm_prompt(&request);

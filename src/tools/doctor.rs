@@ -5,17 +5,17 @@
 //! `std::env::consts` names as they are, e.g. `linux (x86_64)` or `macos (aarch64)`, not Node's
 //! `linux (x64)`: Part I wins over §2.4.5's suggestion to map them to Node names.
 
-use serde_json::Value;
-
-use crate::js::{
-    number as js_number, round as js_round, string as js_string, truthy as is_truthy, utf16_prefix,
-};
-use crate::tools::models::BackendInfo;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::backend::{agy, gemini};
 use crate::call::Ctx;
 use crate::exec::Failure;
+use crate::js::{
+    number as js_number, round as js_round, string as js_string, truthy as is_truthy, utf16_prefix,
+};
+use crate::tools::models::BackendInfo;
 
 /// What one `<cli> --version` probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

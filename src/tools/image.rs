@@ -7,11 +7,12 @@
 //! is a correct file URL, `file://` + the percent-encoded absolute path (SPEC D11). The
 //! Windows-only search for `C:\...` paths in the reply (step b) is not ported (SPEC D1).
 
-use serde_json::{Map, Value};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value};
 
 use crate::backend::agy::AgyOptions;
 use crate::backend::{self, Request};
@@ -20,9 +21,6 @@ use crate::files::resolve_lexically;
 use crate::js;
 use crate::sort;
 use crate::tools::str_arg;
-
-/// The model gemini-image always uses (SPEC §2.4.3 step 5).
-pub const IMAGE_MODEL: &str = "gemini-3.8-flash-high";
 
 /// The aspect ratio used when the caller gives none.
 pub const DEFAULT_ASPECT_RATIO: &str = "1:1";
@@ -263,7 +261,8 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_ASPECT_RATIO);
     let size = str_arg(args, "size");
     ctx.call.report(&progress_message(aspect_ratio));
-    let options = AgyOptions { model: Some(IMAGE_MODEL.to_string()), ..AgyOptions::default() };
+    let options =
+        AgyOptions { model: Some(backend::PINNED_MODEL.to_string()), ..AgyOptions::default() };
     let request =
         Request { prompt: image_prompt(prompt, aspect_ratio, size), options, change_mode: false };
     let reply = backend::run_with_backend(ctx, request)?;

@@ -7,9 +7,6 @@ use crate::call::Ctx;
 use crate::js;
 use crate::tools::{run_options, str_arg};
 
-/// The model gemini-plan pins when the caller names none (SPEC §2.4.2 step 4).
-pub const PLAN_MODEL: &str = "gemini-3.8-flash-high";
-
 /// The progress text sent before the backend runs (SPEC §2.4.2 step 3).
 pub const PLAN_PROGRESS: &str =
     "🧠 Gemini is formulating deep architectural plan with high reasoning effort...";
@@ -51,11 +48,11 @@ pub fn planning_prompt(task: &str, context: Option<&str>) -> String {
     prompt
 }
 
-/// Returns the model to plan with: the caller's choice when non-empty, else [`PLAN_MODEL`].
+/// Returns the model to plan with: the caller's choice when non-empty, else the pinned model (SPEC §2.4.2 step 4).
 pub fn plan_model(model: Option<&str>) -> &str {
     match model {
         Some(model) if !model.is_empty() => model,
-        _ => PLAN_MODEL,
+        _ => backend::PINNED_MODEL,
     }
 }
 
