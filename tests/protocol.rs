@@ -675,3 +675,15 @@ fn invalid_numeric_settings_warn_and_fall_back() {
         "{stderr}"
     );
 }
+
+#[test]
+fn malformed_prompts_get_params_are_json_rpc_errors() {
+    let mut relay = Relay::start();
+    let r = relay.request("prompts/get", json!({"arguments": {}}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("name"));
+    let r = relay.request("prompts/get", json!({"name": "gemini-ask", "arguments": "prompt"}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("arguments"));
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+}
