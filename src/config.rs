@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use crate::decimal;
-
 /// Defaults, centralised.
 pub const DEFAULT_TIMEOUT_MINUTES: f64 = 45.0;
 pub const DEFAULT_PROGRESS_INTERVAL_MS: u64 = 25_000;
@@ -122,7 +120,7 @@ fn parse_timeout(raw: Option<&str>) -> Duration {
     if trimmed.is_empty() {
         return default;
     }
-    match decimal::parse(trimmed) {
+    match trimmed.parse::<f64>().ok() {
         Some(minutes) if minutes.is_finite() && minutes > 0.0 => {
             Duration::from_millis((minutes * 60_000.0).round().max(1.0) as u64)
         }

@@ -2,6 +2,7 @@
 //! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
 //! deadline, cancellation, group kill, reaping, and the error texts callers see.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -13,8 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wait_timeout::ChildExt;
 
 use crate::chan::{Receiver, unbounded};
-use crate::vecmap::VecMap;
-use crate::{decimal, redact, threads};
+use crate::{js, redact, threads};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
@@ -90,7 +90,7 @@ pub enum Failure {
 #[derive(Default)]
 pub struct Runs {
     next: AtomicU64,
-    map: Mutex<VecMap<u64, RunEntry>>,
+    map: Mutex<HashMap<u64, RunEntry>>,
 }
 
 struct RunEntry {
@@ -251,7 +251,7 @@ pub fn run(
 
     if spec.logged {
         let code = status.code().map_or("null".to_string(), |c| c.to_string());
-        let secs = decimal::fixed(start.elapsed().as_secs_f64(), 1);
+        let secs = format!("{:.1}", start.elapsed().as_secs_f64());
         log::info!("[{secs}s] Process finished with exit code: {code}");
     }
     Ok(Finished { ending, status: Some(status), stdout, stderr })
@@ -274,7 +274,7 @@ pub fn execute(
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
-            let secs = decimal::display((timeout.as_millis() as f64 / 1000.0).round());
+            let secs = js::number((timeout.as_millis() as f64 / 1000.0).round());
             log::error!("{name} timed out after {secs}s; killing it.");
             return Err(Failure::TimedOut(format!("{name} timed out after {secs}s")));
         }

@@ -4,8 +4,6 @@
 
 use serde_json::Value;
 
-use crate::decimal;
-
 /// `Number.prototype.toString()` for an f64 (ECMA-262 Number::toString, radix 10): integers
 /// without a fraction, the shortest round-trip digits otherwise, exponent form below 1e-6 and
 /// from 1e21, `-0` as `0`, and `NaN`, `Infinity`, `-Infinity`.
@@ -20,8 +18,9 @@ pub fn number(x: f64) -> String {
         return "0".to_owned();
     }
     let sign = if x < 0.0 { "-" } else { "" };
-    // In ECMAScript terms the value is 0.<digits> × 10^n, with the shortest round-trip digits.
-    let (digits, n) = decimal::shortest(x);
+    // In ECMAScript terms the value is 0.<digits> × 10^n, with the shortest round-trip digits,
+    // which std's exponent form prints as `d.ddde<n - 1>`.
+    let (digits, n) = shortest_digits(x);
     let k = digits.len() as i64;
     let body = if k <= n && n <= 21 {
         format!("{digits}{}", "0".repeat((n - k) as usize))
@@ -122,9 +121,26 @@ pub fn round(x: f64) -> f64 {
     if x - floor >= 0.5 { floor + 1.0 } else { floor }
 }
 
-/// `x.toFixed(1)`: like `{:.1}`, except that an exact binary tie rounds away from zero.
+/// `x.toFixed(1)`: like `{:.1}` (which rounds the exact binary value, ties to even), except that
+/// an exact tie rounds away from zero. The only exact ties at one decimal are the odd multiples of
+/// 0.25 (x × 4 is an odd integer), and there x × 10 is exact, so its ceiling is the answer.
 pub fn to_fixed_1(x: f64) -> String {
-    decimal::fixed_ties_away(x, 1)
+    let quarters = x.abs() * 4.0;
+    if quarters.fract() != 0.0 || quarters % 2.0 != 1.0 {
+        return format!("{x:.1}");
+    }
+    let tenths = (x.abs() * 10.0).ceil() as u64;
+    let sign = if x < 0.0 { "-" } else { "" };
+    format!("{sign}{}.{}", tenths / 10, tenths % 10)
+}
+
+/// The shortest round-trip digits of a finite, non-zero `x` (sign ignored) and the position `n` of
+/// the decimal point, so that `|x| = 0.d₁d₂…dₖ × 10ⁿ`.
+fn shortest_digits(x: f64) -> (String, i64) {
+    let text = format!("{:e}", x.abs());
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exponent.parse::<i64>().unwrap_or(0) + 1)
 }
 
 #[cfg(test)]

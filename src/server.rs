@@ -18,8 +18,8 @@ use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
 use crate::mcp::{self, Era};
 use crate::progress::{self, Progress, Ticker};
 use crate::stdio::{self, Inbound, Out};
-use crate::vecmap::VecMap;
 use crate::{logging, prompts, redact, threads, tools};
+use std::collections::HashMap;
 
 /// How long stdin EOF waits for calls that are finishing on their own.
 const EOF_GRACE: Duration = Duration::from_millis(500);
@@ -65,9 +65,9 @@ struct Server {
     out: Out,
     ticker: Ticker,
     events: Sender<Event>,
-    in_flight: VecMap<RequestId, InFlight>,
+    in_flight: HashMap<RequestId, InFlight>,
     subscriptions: Vec<RequestId>,
-    batches: VecMap<u64, Batch>,
+    batches: HashMap<u64, Batch>,
     next_seq: u64,
     /// Serialized `tools/list` and `prompts/list` results, legacy and modern.
     list_cache: [Option<String>; 4],
@@ -105,9 +105,9 @@ pub fn run(config: Config, mut signals: Signals) -> io::Result<()> {
         out,
         ticker,
         events: events_tx,
-        in_flight: VecMap::new(),
+        in_flight: HashMap::new(),
         subscriptions: Vec::new(),
-        batches: VecMap::new(),
+        batches: HashMap::new(),
         next_seq: 0,
         list_cache: Default::default(),
     };

@@ -6,11 +6,11 @@
 //! replacing (or being served) the first prompt's chunks; the same prompt always reuses its own
 //! live key.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::changemode::chunk::Chunk;
-use crate::vecmap::VecMap;
 
 /// How long a cached reply lives.
 pub const CACHE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -148,7 +148,7 @@ pub fn is_valid_cache_key(key: &str) -> bool {
 
 #[derive(Default)]
 struct Entries {
-    by_key: VecMap<u32, Entry>,
+    by_key: HashMap<u32, Entry>,
     /// Insertion counter; the smallest `seq` is the oldest entry.
     next_seq: u64,
 }

@@ -21,7 +21,6 @@ use crate::changemode::render::{
     ChunkInfo, format_change_mode_response, summarize_change_mode_edits,
     validate_change_mode_edits, validation_failure_text,
 };
-use crate::decimal;
 use crate::js;
 
 /// A `chunkIndex` argument after coercion (Part I D10, Q7).
@@ -59,7 +58,7 @@ pub fn parse_chunk_index(value: &Value) -> ChunkIndex {
         Value::Number(number) => number.as_i64().or_else(|| number.as_f64().and_then(integral)),
         Value::String(text) => {
             let text = text.trim();
-            text.parse::<i64>().ok().or_else(|| decimal::parse(text).and_then(integral))
+            text.parse::<i64>().ok().or_else(|| text.parse::<f64>().ok().and_then(integral))
         }
         _ => None,
     };

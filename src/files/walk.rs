@@ -10,8 +10,6 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::sort;
-
 /// One regular file found by a walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WalkFile {
@@ -114,7 +112,7 @@ fn list_dir(dir: &Path) -> Vec<Entry> {
             return Vec::new();
         }
     };
-    sort::sort_by(&mut entries, &|a, b| {
+    entries.sort_by(|a, b| {
         let a = a.name.to_string_lossy();
         let b = b.name.to_string_lossy();
         a.encode_utf16().cmp(b.encode_utf16())

@@ -19,7 +19,6 @@ use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::files::resolve_lexically;
 use crate::js;
-use crate::sort;
 use crate::tools::str_arg;
 
 /// The aspect ratio used when the caller gives none.
@@ -204,7 +203,7 @@ fn first_markdown_image(text: &str) -> Option<&str> {
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
-    sort::sort_by(&mut paths, &PathBuf::cmp);
+    paths.sort();
     paths
 }
 

@@ -5,7 +5,6 @@ use serde_json::Value;
 
 use crate::backend::agy::AgyOptions;
 use crate::backend::agy::transcript::extract_replies;
-use crate::decimal;
 use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
@@ -294,7 +293,7 @@ fn grouped(value: &Value) -> String {
     let text = match value.as_i64() {
         Some(int) => int.to_string(),
         None => {
-            let fixed = decimal::fixed(number, 3);
+            let fixed = format!("{number:.3}");
             fixed.trim_end_matches('0').trim_end_matches('.').to_string()
         }
     };

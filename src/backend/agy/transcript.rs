@@ -1,6 +1,7 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies (SPEC §3.4.8) and the conversation listing with its table (§7.2, §2.4.8).
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -9,8 +10,6 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use crate::js;
-use crate::sort;
-use crate::vecmap::VecMap;
 
 /// One resumable conversation as `gemini-conversations` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +126,7 @@ impl Store {
     /// Conversations with a logs directory, most recently active first, at most `limit` of them.
     pub fn list_conversations(&self, limit: usize) -> Vec<ConversationRow> {
         // Inverted to id → cwd; a later entry wins when two directories name the same id.
-        let mut cwd_of = VecMap::new();
+        let mut cwd_of = HashMap::new();
         if let Ok(Some(map)) = self.read_last_conversations() {
             for (cwd, id) in map {
                 if let Value::String(id) = id {
@@ -144,9 +143,7 @@ impl Store {
                 Some(ConversationRow { id, last_active, cwd, first_prompt: None })
             })
             .collect();
-        sort::sort_by(&mut rows, &|a, b| {
-            b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id))
-        });
+        rows.sort_by(|a, b| b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id)));
         rows.truncate(limit);
         for row in &mut rows {
             row.first_prompt = self.first_prompt(&row.id);
