@@ -1,14 +1,41 @@
-//! The tool catalog: names, descriptions and hand-written JSON input schemas of every tool, in
-//! `tools/list` order, plus the `tools/list` result built from them.
+//! The tool table: every tool's name, descriptions, hand-written JSON input schema (in
+//! `src/catalog.json`), run function and lane, in `tools/list` order, plus the `tools/list` result
+//! built from them.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-/// One registered tool: what `tools/list` and `prompts/list` show, and the schema that
-/// `validate::validate` checks `tools/call` arguments against.
-pub struct ToolSpec {
+use crate::call::Ctx;
+use crate::tools::{self, ask, brainstorm, doctor, image, models, plan};
+
+/// A tool's run function: validated arguments in, the text of the result (or of the failure that
+/// follows `Error executing <tool>: `) out.
+pub type Run = fn(&Ctx<'_>, Map<String, Value>) -> Result<String, String>;
+
+/// Where a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// On the event loop at once: cheap tools that never wait for a worker (D5).
+    Inline,
+    /// On the worker pool.
+    Worker,
+    /// On the worker pool, and in the agy queue first when the active backend is agy.
+    Model,
+}
+
+/// One tool of the table.
+pub struct Tool {
     pub name: &'static str,
     pub description: &'static str,
     pub prompt_description: &'static str,
+    pub run: Run,
+    /// The lane of a call, from its validated arguments.
+    pub lane: fn(&Map<String, Value>) -> Lane,
+}
+
+/// One registered tool with its parsed input schema: what `tools/list` and `prompts/list` show, and
+/// what `validate::validate` checks `tools/call` arguments against.
+pub struct ToolSpec {
+    pub tool: &'static Tool,
     pub input_schema: Value,
 }
 
@@ -25,9 +52,7 @@ pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
     TOOLS[..count]
         .iter()
         .map(|tool| ToolSpec {
-            name: tool.name,
-            description: tool.description,
-            prompt_description: tool.prompt_description,
+            tool,
             input_schema: schemas.shift_remove(tool.name).unwrap_or_default(),
         })
         .collect()
@@ -38,7 +63,7 @@ pub fn tools_list_result(specs: &[ToolSpec]) -> Value {
     let tools: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let mut tool = json!({"name": spec.name, "description": spec.description});
+            let mut tool = json!({"name": spec.tool.name, "description": spec.tool.description});
             tool["inputSchema"] = spec.input_schema.clone();
             tool
         })
@@ -48,18 +73,24 @@ pub fn tools_list_result(specs: &[ToolSpec]) -> Value {
     result
 }
 
-/// The texts of one tool; its input schema is the entry of the same name in `src/catalog.json`.
-struct Tool {
-    name: &'static str,
-    description: &'static str,
-    prompt_description: &'static str,
-}
-
 /// The input schema of every tool, keyed by tool name. A property's `description` is its last key.
 const SCHEMAS: &str = include_str!("catalog.json");
 
-/// Every tool in `tools/list` order; the last one is `gemini-timeout-test`.
-const TOOLS: [Tool; 12] = [
+fn inline(_: &Map<String, Value>) -> Lane {
+    Lane::Inline
+}
+
+fn worker(_: &Map<String, Value>) -> Lane {
+    Lane::Worker
+}
+
+fn model(_: &Map<String, Value>) -> Lane {
+    Lane::Model
+}
+
+/// Every tool in `tools/list` order; the last one is `gemini-timeout-test`. A tool's input schema
+/// is the entry of the same name in `src/catalog.json`.
+static TOOLS: [Tool; 12] = [
     Tool {
         name: "gemini-ask",
         description: "Send a prompt to Gemini through the active CLI (agy by default, which also \
@@ -70,6 +101,8 @@ const TOOLS: [Tool; 12] = [
             ideas gemini-brainstorm.",
         prompt_description: "Ask Gemini a question or hand over a review, with optional model, \
             reasoning effort, read-only plan mode and structured output",
+        run: ask::run,
+        lane: ask::lane,
     },
     Tool {
         name: "gemini-plan",
@@ -78,6 +111,8 @@ const TOOLS: [Tool; 12] = [
             plan mode. Never edits files; not for general questions (use gemini-ask).",
         prompt_description: "Create a detailed implementation blueprint using high-effort reasoning \
             and plan mode",
+        run: |ctx, args| plan::run(ctx, &args),
+        lane: model,
     },
     Tool {
         name: "gemini-image",
@@ -85,18 +120,24 @@ const TOOLS: [Tool; 12] = [
             optional size, optional copy into the project (outputPath). Returns markdown with the \
             image's path.",
         prompt_description: "Generate an image with optional aspect ratio and local file output",
+        run: |ctx, args| image::run(ctx, &args),
+        lane: model,
     },
     Tool {
         name: "gemini-models",
         description: "The active backend, its models and what it supports (model selection, \
             effort, structured output, modes, sandbox). No model turn.",
         prompt_description: "List available models and backend capabilities",
+        run: |ctx, _| Ok(models::run(ctx)),
+        lane: worker,
     },
     Tool {
         name: "gemini-doctor",
         description: "Check the installation: active backend, agy and gemini CLI versions, agy's \
             login and quota, and a readiness verdict with the next step. Costs no tokens.",
         prompt_description: "Run diagnostic checks on the CLIs and report their status",
+        run: |ctx, _| Ok(doctor::run(ctx).1),
+        lane: worker,
     },
     Tool {
         name: "gemini-brainstorm",
@@ -105,42 +146,56 @@ const TOOLS: [Tool; 12] = [
             feasibility, impact and innovation. Ideation only; `@path` inlines files.",
         prompt_description: "Brainstorm ideas with a chosen creativity method and feasibility \
             analysis",
+        run: |ctx, args| brainstorm::run(ctx, &args),
+        lane: model,
     },
     Tool {
         name: "gemini-fetch-chunk",
         description: "Fetch one chunk of a long changeMode reply by the cacheKey and chunkIndex it \
             reported. No model turn; chunks are kept 10 minutes.",
         prompt_description: "Fetch the next chunk of a response",
+        run: |ctx, args| tools::fetch_chunk(ctx, &args),
+        lane: inline,
     },
     Tool {
         name: "gemini-conversations",
         description: "Recent agy conversations (id, last activity, cwd, first prompt), newest \
             first, to continue with gemini-ask's conversationId. No model turn.",
         prompt_description: "List recent conversations and their ids",
+        run: |ctx, args| tools::conversations(ctx, &args),
+        lane: inline,
     },
     Tool {
         name: "gemini-cancel",
         description: "Stop every CLI run in flight (slow ask, plan, brainstorm or image calls); \
             each returns an error to its caller. Queued calls are left alone.",
         prompt_description: "Cancel the Gemini runs in flight",
+        run: |ctx, args| tools::cancel(ctx, &args),
+        lane: inline,
     },
     Tool {
         name: "gemini-ping",
         description: "Echo `prompt` (or `Pong!`) from the relay itself, without any CLI. Use \
             gemini-doctor to check the CLIs.",
         prompt_description: "Echo a message to prove the relay is alive",
+        run: |ctx, args| tools::ping(ctx, &args),
+        lane: inline,
     },
     Tool {
         name: "gemini-help",
         description: "The active CLI's own `--help`, to see which flags the installed version \
             supports.",
         prompt_description: "Show the backend CLI's --help text",
+        run: |ctx, args| tools::help(ctx, &args),
+        lane: worker,
     },
     Tool {
         name: "gemini-timeout-test",
         description: "Test tool: hold the call open for `duration` milliseconds, reporting a step \
             every 5 seconds, to exercise progress keepalives and timeout handling. Runs no CLI.",
         prompt_description: "Test the timeout prevention with a long-running operation",
+        run: |ctx, args| tools::timeout(ctx, &args),
+        lane: worker,
     },
 ];
 
@@ -150,7 +205,7 @@ mod tests {
 
     fn spec(name: &str) -> ToolSpec {
         let specs = tool_specs(true);
-        specs.into_iter().find(|it| it.name == name).expect("tool in catalog")
+        specs.into_iter().find(|it| it.tool.name == name).expect("tool in catalog")
     }
 
     /// Compares a tool's schema with `expected`, which is written without the property
@@ -176,7 +231,7 @@ mod tests {
 
     #[test]
     fn order_without_test_tools() {
-        let names: Vec<&str> = tool_specs(false).iter().map(|it| it.name).collect();
+        let names: Vec<&str> = tool_specs(false).iter().map(|it| it.tool.name).collect();
         assert_eq!(
             names,
             [
@@ -197,10 +252,10 @@ mod tests {
 
     #[test]
     fn test_tool_only_when_requested() {
-        let names: Vec<&str> = tool_specs(true).iter().map(|it| it.name).collect();
+        let names: Vec<&str> = tool_specs(true).iter().map(|it| it.tool.name).collect();
         assert_eq!(names.len(), 12);
         assert_eq!(names[11], "gemini-timeout-test");
-        assert!(!tool_specs(false).iter().any(|it| it.name == "gemini-timeout-test"));
+        assert!(!tool_specs(false).iter().any(|it| it.tool.name == "gemini-timeout-test"));
     }
 
     #[test]
@@ -208,14 +263,14 @@ mod tests {
         let specs = tool_specs(false);
         assert!(specs.len() >= 5);
         for spec in &specs {
-            assert!(!spec.name.is_empty());
-            assert!(!spec.description.is_empty());
-            assert!(!spec.prompt_description.is_empty());
+            assert!(!spec.tool.name.is_empty());
+            assert!(!spec.tool.description.is_empty());
+            assert!(!spec.tool.prompt_description.is_empty());
             assert_eq!(spec.input_schema["type"], "object");
             assert!(spec.input_schema["properties"].is_object());
             assert!(spec.input_schema["required"].is_array());
         }
-        let exists = |name: &str| specs.iter().any(|it| it.name == name);
+        let exists = |name: &str| specs.iter().any(|it| it.tool.name == name);
         assert!(exists("gemini-ask"));
         assert!(exists("gemini-fetch-chunk"));
         assert!(!exists("nope"));
@@ -231,33 +286,37 @@ mod tests {
 
     #[test]
     fn plan_description_mentions_blueprint() {
-        assert!(spec("gemini-plan").description.contains("blueprint"));
+        assert!(spec("gemini-plan").tool.description.contains("blueprint"));
     }
 
     #[test]
     fn descriptions_name_the_key_features() {
-        let ask = spec("gemini-ask").description;
+        let ask = spec("gemini-ask").tool.description;
         for needle in ["@path", "conversationId", "gemini-plan", "gemini-brainstorm", "jsonSchema"]
         {
             assert!(ask.contains(needle), "gemini-ask description lacks {needle}");
         }
-        assert!(spec("gemini-conversations").description.contains("conversationId"));
-        assert!(spec("gemini-fetch-chunk").description.contains("10 minutes"));
-        assert!(spec("gemini-ping").description.contains("gemini-doctor"));
+        assert!(spec("gemini-conversations").tool.description.contains("conversationId"));
+        assert!(spec("gemini-fetch-chunk").tool.description.contains("10 minutes"));
+        assert!(spec("gemini-ping").tool.description.contains("gemini-doctor"));
     }
 
     #[test]
     fn descriptions_are_single_spaced() {
         for spec in tool_specs(true) {
-            for text in [spec.description, spec.prompt_description] {
-                assert!(!text.contains("  "), "{}: {text:?}", spec.name);
-                assert!(!text.contains('\n'), "{}: {text:?}", spec.name);
+            for text in [spec.tool.description, spec.tool.prompt_description] {
+                assert!(!text.contains("  "), "{}: {text:?}", spec.tool.name);
+                assert!(!text.contains('\n'), "{}: {text:?}", spec.tool.name);
             }
             let properties =
                 spec.input_schema["properties"].as_object().cloned().unwrap_or_default();
             for property in properties.values() {
                 let text = property["description"].as_str().unwrap_or_default();
-                assert!(!text.contains("  ") && !text.contains('\n'), "{}: {text:?}", spec.name);
+                assert!(
+                    !text.contains("  ") && !text.contains('\n'),
+                    "{}: {text:?}",
+                    spec.tool.name
+                );
             }
         }
     }
@@ -265,7 +324,7 @@ mod tests {
     #[test]
     fn prompt_description_of_fetch_chunk() {
         assert_eq!(
-            spec("gemini-fetch-chunk").prompt_description,
+            spec("gemini-fetch-chunk").tool.prompt_description,
             "Fetch the next chunk of a response"
         );
     }
@@ -447,8 +506,8 @@ mod tests {
         for (tool, spec) in tools.iter().zip(&specs) {
             let keys: Vec<&String> = tool.as_object().expect("object").keys().collect();
             assert_eq!(keys, ["name", "description", "inputSchema"]);
-            assert_eq!(tool["name"], spec.name);
-            assert_eq!(tool["description"], spec.description);
+            assert_eq!(tool["name"], spec.tool.name);
+            assert_eq!(tool["description"], spec.tool.description);
             assert_eq!(tool["inputSchema"], spec.input_schema);
         }
     }
@@ -460,7 +519,7 @@ mod tests {
         let list = tools_list_result(&[ping]);
         let expected = format!(
             r#"{{"tools":[{{"name":"gemini-ping","description":{},"inputSchema":{{"type":"object","properties":{{"prompt":{{"type":"string","default":"","description":{}}}}},"required":[]}}}}]}}"#,
-            json!(spec("gemini-ping").description),
+            json!(spec("gemini-ping").tool.description),
             description
         );
         assert_eq!(list.to_string(), expected);

@@ -1,16 +1,16 @@
 //! The command line: `--version`, `--help`, `doctor`, and serving MCP on stdio (logging and signal
 //! set-up, exit codes).
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::thread;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::call::{Call, Ctx, Services};
 use crate::config::{self, Config};
-use crate::{logging, server, tools};
+use crate::{logging, server, stdio, tools};
 
 /// Runs the command line (without the program name); returns the exit code.
 pub fn main(args: Vec<String>) -> ExitCode {
@@ -42,17 +42,8 @@ fn run(args: &[String]) -> u8 {
 fn serve() -> u8 {
     logging::init();
     log::debug!("init gemini-relay");
-    let config = Config::from_env(|name| std::env::var(name).ok());
-    // SIGTERM, SIGINT and SIGHUP end the server loop. SIGCHLD is never registered here:
-    // wait-timeout owns it.
-    let signals = match Signals::new([SIGTERM, SIGINT, SIGHUP]) {
-        Ok(signals) => signals,
-        Err(err) => {
-            log::error!("Fatal error: could not watch signals: {err}");
-            return 1;
-        }
-    };
-    match server::run(config, signals) {
+    let config = Config::from_process_env();
+    match start(config) {
         Ok(()) => 0,
         Err(err) => {
             log::error!("Fatal error: {err}");
@@ -61,13 +52,28 @@ fn serve() -> u8 {
     }
 }
 
+/// Starts the signal watcher and the stdio transport, then serves until the end.
+fn start(config: Config) -> io::Result<()> {
+    // SIGTERM, SIGINT and SIGHUP end the server loop. SIGCHLD is never registered here:
+    // wait-timeout owns it.
+    let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .map_err(|err| io::Error::new(err.kind(), format!("could not watch signals: {err}")))?;
+    let (signal_tx, signal_rx) = crossbeam_channel::bounded(1);
+    thread::Builder::new().name("signals".into()).spawn(move || {
+        for _ in signals.forever() {
+            let _ = signal_tx.try_send(());
+        }
+    })?;
+    let transport = stdio::start(config.max_message_bytes)?;
+    server::run(config, transport, signal_rx)
+}
+
 /// `gemini-relay doctor`: the gemini-doctor report on stdout; exit 0 when the verdict is
 /// "System Ready", 1 otherwise.
 fn doctor() -> u8 {
     logging::init();
-    let config = Config::from_env(|name| std::env::var(name).ok());
-    let services = Services::new(config);
-    let call = Arc::new(Call::new("gemini-doctor", None, None));
+    let services = Services::new(Config::from_process_env());
+    let call = Call::new("gemini-doctor", None);
     let (ready, report) = tools::doctor::run(&Ctx { services: &services, call: &call });
     write_stdout(&format!("{report}\n"));
     if ready { 0 } else { 1 }

@@ -1,48 +1,61 @@
 //! The one door for child processes: spawning without a shell in a process group of its own, feeding
 //! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
-//! deadline, cancellation, group kill, reaping, and the error texts callers see.
+//! deadline, cancellation, group kill (also of whatever the child left behind when it exits),
+//! reaping, and the error texts callers see. A `Runner` is what a backend gets: the registry of
+//! running children, its call's abort flag, its stdout sink and its limits.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::chan::{Receiver, unbounded};
-use crate::{js, redact, threads};
+use crate::{js, redact};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
-/// How long reader threads get to finish once the child is gone. A grandchild that keeps the
-/// pipes open past this is killed with the group; after a second grace the readers are abandoned.
+/// How long reader threads get to finish once the child's group is gone. A reader still blocked
+/// after that (a pipe held open by a process that left the group with `setsid`) is abandoned.
 const READER_GRACE: Duration = Duration::from_millis(150);
-
 /// The largest stdin written without a thread: the smallest default pipe buffer of the supported
 /// systems (macOS starts at 16 KiB; Linux has 64 KiB).
 const SMALL_STDIN: usize = 16 * 1024;
+/// Stack of the pipe reader and stdin writer threads: they only copy bytes.
+const IO_THREAD_STACK: usize = 64 * 1024;
 
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
-pub struct Spec<'a> {
+pub struct Command<'a> {
     pub name: &'a str,
     pub program: &'a OsStr,
     pub args: &'a [String],
     /// Written to the child's stdin from its own thread, then stdin is closed.
     pub stdin: Option<Arc<String>>,
+}
+
+/// The deadline and output cap of a call's runs (from the configuration).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
     pub timeout: Duration,
     pub max_output: usize,
-    /// Registered for `gemini-cancel` (probes and recovery runs are not).
-    pub cancellable: bool,
-    /// Logged as a command execution (§8.3).
-    pub logged: bool,
 }
 
 /// Called with every chunk the child writes to stdout, as it arrives.
 pub type OnStdout = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// What a backend may do with children on behalf of one call.
+pub struct Runner<'a> {
+    runs: &'a Runs,
+    abort: &'a AtomicBool,
+    on_stdout: Option<OnStdout>,
+    limits: Limits,
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +74,7 @@ pub enum Ending {
 #[derive(Debug)]
 pub struct Finished {
     pub ending: Ending,
-    pub status: Option<ExitStatus>,
+    pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
 }
@@ -90,7 +103,21 @@ pub enum Failure {
 #[derive(Default)]
 pub struct Runs {
     next: AtomicU64,
+    /// Held for reading from before a spawn until the child is registered; shutdown takes it for
+    /// writing to close the registry, so no child can be spawned after the last kill.
+    gate: RwLock<bool>,
     map: Mutex<HashMap<u64, RunEntry>>,
+}
+
+/// How a run may be stopped and whether it is logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A call's own run: logged, stopped by `gemini-cancel` and by its call's abort.
+    Call,
+    /// A probe (agy's `--help`): unlogged and only stopped by its deadline or shutdown.
+    Probe,
+    /// A recovery run (PTY): unlogged, stopped by its call's abort but not by `gemini-cancel`.
+    Recovery,
 }
 
 struct RunEntry {
@@ -99,12 +126,11 @@ struct RunEntry {
     cancelled: Arc<AtomicBool>,
 }
 
-/// Deregisters a run and kills its group if the run ends early (a panic, an early return).
+/// Deregisters a run and kills its group on every way out (an early return, a panic).
 struct Guard<'a> {
     runs: &'a Runs,
     key: u64,
     pgid: i32,
-    reaped: bool,
 }
 
 impl Failure {
@@ -131,7 +157,7 @@ impl Runs {
     /// Marks every cancellable running child as cancelled; their runs kill their groups within a
     /// poll slice. Returns how many were signalled.
     pub fn cancel_all(&self) -> usize {
-        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let map = self.lock();
         let mut count = 0;
         for entry in map.values().filter(|entry| entry.cancellable) {
             if !entry.cancelled.swap(true, Ordering::SeqCst) {
@@ -141,10 +167,11 @@ impl Runs {
         count
     }
 
-    /// Shutdown: SIGKILL the process group of every child, cancellable or not.
+    /// Shutdown: closes the registry (a run about to spawn gives up; one spawning now is waited
+    /// for) and SIGKILLs the process group of every child, cancellable or not.
     pub fn kill_all(&self) {
-        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        for entry in map.values() {
+        *self.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+        for entry in self.lock().values() {
             entry.cancelled.store(true, Ordering::SeqCst);
             kill_group(entry.pgid);
         }
@@ -154,28 +181,156 @@ impl Runs {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let cancelled = Arc::new(AtomicBool::new(false));
         let entry = RunEntry { pgid, cancellable, cancelled: cancelled.clone() };
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).insert(key, entry);
+        self.lock().insert(key, entry);
         (key, cancelled)
     }
 
-    fn deregister(&self, key: u64) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, RunEntry>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
-        if !self.reaped {
-            kill_group(self.pgid);
+        // Nothing outlives its run: whatever is left in the group dies with it (D6).
+        kill_group(self.pgid);
+        self.runs.lock().remove(&self.key);
+    }
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(
+        runs: &'a Runs,
+        abort: &'a AtomicBool,
+        on_stdout: Option<OnStdout>,
+        limits: Limits,
+    ) -> Runner<'a> {
+        Runner { runs, abort, on_stdout, limits }
+    }
+
+    /// Set when the call was cancelled by the client or the server is shutting down; long work
+    /// between runs checks it.
+    pub fn abort_flag(&self) -> &AtomicBool {
+        self.abort
+    }
+
+    /// The common executor of §4.2 with the call's deadline: the trimmed stdout, or the failure
+    /// text a caller sees.
+    pub fn execute(&self, command: Command<'_>) -> Result<String, Failure> {
+        self.execute_within(command, self.limits.timeout)
+    }
+
+    /// `execute` with a shorter deadline of its own (the doctor's probes).
+    pub fn execute_within(
+        &self,
+        command: Command<'_>,
+        timeout: Duration,
+    ) -> Result<String, Failure> {
+        let name = command.name.to_string();
+        let finished = self.run(command, timeout, Kind::Call)?;
+        outcome(&name, timeout, self.limits.max_output, finished)
+    }
+
+    /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
+    pub fn probe(&self, command: Command<'_>, timeout: Duration) -> Result<Finished, Failure> {
+        self.run(command, timeout, Kind::Probe)
+    }
+
+    /// A recovery run: unlogged, not stopped by `gemini-cancel`, stopped by the call's abort.
+    pub fn recover(&self, command: Command<'_>, timeout: Duration) -> Result<Finished, Failure> {
+        self.run(command, timeout, Kind::Recovery)
+    }
+
+    /// Runs a child to its exit, the deadline, cancellation or the output cap, and kills whatever
+    /// it left in its process group.
+    fn run(
+        &self,
+        command: Command<'_>,
+        timeout: Duration,
+        kind: Kind,
+    ) -> Result<Finished, Failure> {
+        let started_ms =
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        if kind == Kind::Call {
+            log::info!(
+                "[{started_ms}] Starting: {} {}",
+                command.name,
+                redact::argv_shape(command.args)
+            );
         }
-        self.runs.deregister(self.key);
+        let start = Instant::now();
+        let mut cmd = self::command(command.program, command.args);
+        if command.stdin.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
+        let (mut child, guard, cancelled) = {
+            let closed = self.runs.gate.read().unwrap_or_else(|e| e.into_inner());
+            if *closed {
+                return Err(Failure::Aborted(format!("{} was cancelled", command.name)));
+            }
+            let child = match cmd.spawn() {
+                Ok(child) => child,
+                Err(err) => {
+                    log::error!("Process error: {err}");
+                    if err.kind() == io::ErrorKind::NotFound {
+                        return Err(Failure::NotFound(not_found_message(command.name)));
+                    }
+                    return Err(Failure::Spawn(format!("Failed to spawn command: {err}")));
+                }
+            };
+            let pgid = child.id() as i32;
+            let (key, cancelled) = self.runs.register(pgid, kind == Kind::Call);
+            (child, Guard { runs: self.runs, key, pgid }, cancelled)
+        };
+
+        if let (Some(data), Some(stdin)) = (command.stdin, child.stdin.take()) {
+            feed_stdin(stdin, data);
+        }
+        let overflow = Arc::new(AtomicBool::new(false));
+        let on_stdout = if kind == Kind::Probe { None } else { self.on_stdout.clone() };
+        let cap = self.limits.max_output;
+        let stdout = drain(child.stdout.take(), cap, overflow.clone(), on_stdout);
+        let stderr = drain(child.stderr.take(), cap, overflow.clone(), None);
+
+        let never = AtomicBool::new(false);
+        let abort = if kind == Kind::Probe { &never } else { self.abort };
+        let (ending, status) = wait(&mut child, start + timeout, &cancelled, abort, &overflow);
+        let status = match status {
+            Some(status) => status,
+            None => {
+                kill_group(guard.pgid);
+                match child.wait() {
+                    Ok(status) => status,
+                    Err(err) => {
+                        log::error!("Process error: {err}");
+                        ExitStatus::from_raw(libc::SIGKILL)
+                    }
+                }
+            }
+        };
+        // The leader is reaped; the group number stays reserved while any member lives, so
+        // killing it now reaches exactly what the child left behind.
+        kill_group(guard.pgid);
+        let (stdout, stderr) = (collect(stdout), collect(stderr));
+        drop(guard);
+        // A child that overflowed and then exited before the next poll was still cut short.
+        let ending = match ending {
+            Ending::Exited if overflow.load(Ordering::SeqCst) => Ending::Overflow,
+            ending => ending,
+        };
+        if kind == Kind::Call {
+            let code = status.code().map_or("null".to_string(), |c| c.to_string());
+            let secs = format!("{:.1}", start.elapsed().as_secs_f64());
+            log::info!("[{secs}s] Process finished with exit code: {code}");
+        }
+        Ok(Finished { ending, status, stdout, stderr })
     }
 }
 
 /// Builds a command for `program`: no shell, its own process group, stdin closed, stdout and stderr
 /// piped. This is the only place in the crate that creates a `std::process::Command`.
 #[allow(clippy::disallowed_methods)]
-pub fn command(program: &OsStr, args: &[String]) -> std::process::Command {
+fn command(program: &OsStr, args: &[String]) -> std::process::Command {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .process_group(0)
@@ -185,92 +340,13 @@ pub fn command(program: &OsStr, args: &[String]) -> std::process::Command {
     cmd
 }
 
-/// Runs a child to completion, a deadline, cancellation or the output cap. `aborted` is the
-/// request-level flag (client cancellation, shutdown).
-pub fn run(
-    spec: Spec<'_>,
-    runs: &Runs,
-    aborted: &AtomicBool,
-    on_stdout: Option<OnStdout>,
-) -> Result<Finished, Failure> {
-    let started_ms =
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    if spec.logged {
-        log::info!("[{started_ms}] Starting: {} {}", spec.name, redact::argv_shape(spec.args));
-    }
-    let start = Instant::now();
-    let mut cmd = command(spec.program, spec.args);
-    if spec.stdin.is_some() {
-        cmd.stdin(Stdio::piped());
-    }
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            log::error!("Process error: {err}");
-            if err.kind() == io::ErrorKind::NotFound {
-                return Err(Failure::NotFound(not_found_message(spec.name)));
-            }
-            return Err(Failure::Spawn(format!("Failed to spawn command: {err}")));
-        }
-    };
-    let pgid = child.id() as i32;
-    let (key, cancelled) = runs.register(pgid, spec.cancellable);
-    let mut guard = Guard { runs, key, pgid, reaped: false };
-
-    if let (Some(data), Some(stdin)) = (spec.stdin, child.stdin.take()) {
-        feed_stdin(stdin, data);
-    }
-    let overflow = Arc::new(AtomicBool::new(false));
-    let stdout = drain(child.stdout.take(), spec.max_output, overflow.clone(), on_stdout);
-    let stderr = drain(child.stderr.take(), spec.max_output, overflow.clone(), None);
-
-    let deadline = start + spec.timeout;
-    let (ending, status) =
-        wait(&mut child, deadline, &[(&cancelled, Ending::Cancelled)], aborted, &overflow);
-    let status = match status {
-        Some(status) => status,
-        None => {
-            kill_group(pgid);
-            match child.wait() {
-                Ok(status) => status,
-                Err(err) => {
-                    log::error!("Process error: {err}");
-                    ExitStatus::from_raw(libc::SIGKILL)
-                }
-            }
-        }
-    };
-    guard.reaped = true;
-    let (stdout, stderr) = collect(pgid, stdout, stderr);
-    drop(guard);
-    // A child that overflowed and then exited before the next poll was still cut short.
-    let ending = match ending {
-        Ending::Exited if overflow.load(Ordering::SeqCst) => Ending::Overflow,
-        ending => ending,
-    };
-
-    if spec.logged {
-        let code = status.code().map_or("null".to_string(), |c| c.to_string());
-        let secs = format!("{:.1}", start.elapsed().as_secs_f64());
-        log::info!("[{secs}s] Process finished with exit code: {code}");
-    }
-    Ok(Finished { ending, status: Some(status), stdout, stderr })
-}
-
-/// The common executor of §4.2: runs the child and turns the outcome into the trimmed stdout or
-/// the failure text a caller sees.
-pub fn execute(
-    spec: Spec<'_>,
-    runs: &Runs,
-    aborted: &AtomicBool,
-    on_stdout: Option<OnStdout>,
+/// Turns a finished run into the trimmed stdout or the failure text of §4.2.
+fn outcome(
+    name: &str,
+    timeout: Duration,
+    max_output: usize,
+    finished: Finished,
 ) -> Result<String, Failure> {
-    let name = spec.name.to_string();
-    let timeout = spec.timeout;
-    let max_output = spec.max_output;
-    let finished = run(spec, runs, aborted, on_stdout)?;
-    let stdout = String::from_utf8_lossy(&finished.stdout);
-    let stderr = String::from_utf8_lossy(&finished.stderr);
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
@@ -288,8 +364,9 @@ pub fn execute(
             )));
         }
     }
-    let status = finished.status.unwrap_or_else(|| ExitStatus::from_raw(0));
-    if status.success() {
+    let stdout = String::from_utf8_lossy(&finished.stdout);
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    if finished.status.success() {
         let out = stdout.trim();
         let err = stderr.trim();
         if out.is_empty() && !err.is_empty() {
@@ -298,7 +375,7 @@ pub fn execute(
         log::info!("Response: {} chars", redact::utf16_len(&stdout));
         return Ok(out.to_string());
     }
-    let code = status.code();
+    let code = finished.status.code();
     let shown = code.map_or("null".to_string(), |c| c.to_string());
     log::error!("Failed with exit code {shown}");
     let detail = [stderr.trim(), stdout.trim()].into_iter().find(|s| !s.is_empty());
@@ -337,9 +414,11 @@ pub fn not_found_message(name: &str) -> String {
 }
 
 /// SIGKILL to a whole process group. `ESRCH` (already gone) is fine.
-pub fn kill_group(pgid: i32) {
+fn kill_group(pgid: i32) {
     if pgid > 0 {
-        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the group.
+        // SAFETY: kill(2) takes two integers and touches no memory of ours; a negative pid names
+        // the process group, which std has no API for.
+        #[allow(unsafe_code)]
         unsafe {
             libc::kill(-pgid, libc::SIGKILL);
         }
@@ -349,15 +428,13 @@ pub fn kill_group(pgid: i32) {
 fn wait(
     child: &mut Child,
     deadline: Instant,
-    flags: &[(&AtomicBool, Ending)],
+    cancelled: &AtomicBool,
     aborted: &AtomicBool,
     overflow: &AtomicBool,
 ) -> (Ending, Option<ExitStatus>) {
     loop {
-        for (flag, ending) in flags {
-            if flag.load(Ordering::SeqCst) {
-                return (*ending, None);
-            }
+        if cancelled.load(Ordering::SeqCst) {
+            return (Ending::Cancelled, None);
         }
         if aborted.load(Ordering::SeqCst) {
             return (Ending::Aborted, None);
@@ -383,26 +460,28 @@ fn wait(
 /// Writes the child's stdin, then closes it. A payload that fits in an empty pipe buffer is written
 /// at once (the write cannot block); a larger one gets its own thread so a child that reads slowly,
 /// or not at all, never blocks the run.
-fn feed_stdin(mut stdin: std::process::ChildStdin, data: Arc<String>) {
+fn feed_stdin(mut stdin: ChildStdin, data: Arc<String>) {
     if data.len() <= SMALL_STDIN {
         if let Err(err) = stdin.write_all(data.as_bytes()) {
             log::error!("stdin write failed: {err}");
         }
         return;
     }
-    let spawned = threads::spawn(
-        "child-stdin".into(),
-        Box::new(move || {
+    let spawned = thread::Builder::new()
+        .name("child-stdin".into())
+        .stack_size(IO_THREAD_STACK)
+        .spawn(move || {
             if let Err(err) = stdin.write_all(data.as_bytes()) {
                 log::error!("stdin write failed: {err}");
             }
-        }),
-    );
+        });
     if let Err(err) = spawned {
         log::error!("stdin write failed: {err}");
     }
 }
 
+/// Reads one pipe to its end on a thread of its own, keeping at most `cap` bytes (past the cap it
+/// keeps draining, so the child never blocks on a full pipe, and raises `overflow`).
 fn drain<R: Read + Send + 'static>(
     pipe: Option<R>,
     cap: usize,
@@ -410,32 +489,30 @@ fn drain<R: Read + Send + 'static>(
     on_chunk: Option<OnStdout>,
 ) -> Option<Receiver<Vec<u8>>> {
     let mut pipe = pipe?;
-    let (tx, rx) = unbounded();
-    let spawned = threads::spawn(
-        "child-pipe".into(),
-        Box::new(move || {
-            let mut acc = Vec::new();
-            let mut buf = [0u8; 8 * 1024];
-            loop {
-                let n = match pipe.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => break,
-                };
-                if acc.len() + n > cap {
-                    // Keep draining so the child never blocks on a full pipe; the run kills it.
-                    overflow.store(true, Ordering::SeqCst);
-                    continue;
-                }
-                acc.extend_from_slice(&buf[..n]);
-                if let Some(on_chunk) = &on_chunk {
-                    on_chunk(&buf[..n]);
-                }
+    let (tx, rx) = bounded(1);
+    let body = move || {
+        let mut acc = Vec::new();
+        let mut buf = [0u8; 8 * 1024];
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            if acc.len() + n > cap {
+                overflow.store(true, Ordering::SeqCst);
+                continue;
             }
-            tx.send(acc);
-        }),
-    );
+            acc.extend_from_slice(&buf[..n]);
+            if let Some(on_chunk) = &on_chunk {
+                on_chunk(&buf[..n]);
+            }
+        }
+        let _ = tx.send(acc);
+    };
+    let spawned =
+        thread::Builder::new().name("child-pipe".into()).stack_size(IO_THREAD_STACK).spawn(body);
     match spawned {
         Ok(_) => Some(rx),
         Err(err) => {
@@ -445,26 +522,93 @@ fn drain<R: Read + Send + 'static>(
     }
 }
 
-/// Collects both pipes. A grandchild holding a pipe open gets a grace period, then the group is
-/// killed, then one more grace; a reader still blocked after that is abandoned, never joined.
-fn collect(
-    pgid: i32,
-    stdout: Option<Receiver<Vec<u8>>>,
-    stderr: Option<Receiver<Vec<u8>>>,
-) -> (Vec<u8>, Vec<u8>) {
-    let mut killed = false;
-    let mut take = |rx: Option<Receiver<Vec<u8>>>| -> Vec<u8> {
-        let Some(rx) = rx else { return Vec::new() };
-        if let Ok(bytes) = rx.recv_timeout(READER_GRACE) {
-            return bytes;
+/// What a pipe reader read. Its group is already killed, so the pipe closes at once unless a
+/// process that escaped the group holds it; such a reader is abandoned after a grace, never joined.
+fn collect(rx: Option<Receiver<Vec<u8>>>) -> Vec<u8> {
+    rx.and_then(|rx| rx.recv_timeout(READER_GRACE).ok()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits { timeout: Duration::from_secs(10), max_output: 1024 }
+    }
+
+    fn sh<'a>(args: &'a [String]) -> Command<'a> {
+        Command { name: "sh", program: OsStr::new("/bin/sh"), args, stdin: None }
+    }
+
+    fn script(text: &str) -> Vec<String> {
+        vec!["-c".to_string(), text.to_string()]
+    }
+
+    /// Whether `pid` exists and is not a zombie (an orphan may wait a while to be reaped).
+    fn is_running(pid: i32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+        !matches!(state, Some(Some('Z' | 'X')))
+    }
+
+    #[test]
+    fn success_is_trimmed_stdout() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let runner = Runner::new(&runs, &never, None, limits());
+        let args = script("echo '  hello  '");
+        assert_eq!(runner.execute(sh(&args)), Ok("hello".to_string()));
+    }
+
+    #[test]
+    fn stdin_reaches_the_child() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let runner = Runner::new(&runs, &never, None, limits());
+        let args = script("wc -c");
+        let mut command = sh(&args);
+        command.stdin = Some(Arc::new("x".repeat(100_000)));
+        let runner = Runner { limits: Limits { max_output: 1 << 20, ..limits() }, ..runner };
+        assert_eq!(runner.execute(command), Ok("100000".to_string()));
+    }
+
+    #[test]
+    fn output_past_the_cap_stops_the_child() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let runner = Runner::new(&runs, &never, None, limits());
+        let args = script("yes");
+        assert_eq!(
+            runner.execute(sh(&args)),
+            Err(Failure::Overflow(
+                "sh produced more than 1024 bytes of output; stopped it.".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_closed_registry_spawns_nothing() {
+        let runs = Runs::default();
+        runs.kill_all();
+        let never = AtomicBool::new(false);
+        let runner = Runner::new(&runs, &never, None, limits());
+        let args = script("echo never");
+        assert_eq!(runner.execute(sh(&args)), Err(Failure::Aborted("sh was cancelled".into())));
+    }
+
+    #[test]
+    fn what_the_child_leaves_behind_is_killed_when_it_exits() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let runner = Runner::new(&runs, &never, None, limits());
+        // The background sleep keeps no pipe open, so only the group kill can end it.
+        let args = script("sleep 30 </dev/null >/dev/null 2>&1 & echo $!");
+        let pid: i32 = runner.execute(sh(&args)).unwrap().parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while is_running(pid) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
         }
-        if !killed {
-            kill_group(pgid);
-            killed = true;
-        }
-        rx.recv_timeout(READER_GRACE).unwrap_or_default()
-    };
-    let out = take(stdout);
-    let err = take(stderr);
-    (out, err)
+        let alive = is_running(pid);
+        assert!(!alive, "the background child {pid} outlived its run");
+    }
 }

@@ -2,10 +2,13 @@
 //! wrapper around `cli::main`; the library exists so that the fuzz targets in `tests/fuzz/` can reach
 //! the parsers of untrusted input.
 
+// `unsafe` only where the OS leaves no safe door, allowed per site with a `// SAFETY:` comment.
+#![deny(unsafe_code)]
+
 mod backend;
+mod batch;
 mod call;
 mod catalog;
-mod chan;
 mod changemode;
 pub mod cli;
 mod config;
@@ -15,6 +18,7 @@ mod js;
 mod jsonrpc;
 mod logging;
 mod mcp;
+mod pool;
 mod progress;
 mod prompts;
 mod queue;
@@ -23,6 +27,5 @@ mod server;
 mod stdio;
 #[cfg(test)]
 mod testutil;
-mod threads;
 mod tools;
 mod validate;

@@ -1,6 +1,8 @@
-//! Diagnostics (§8, D9): `log` + `env_logger` to stderr, every line `[GMCPT] <message>`, and the
-//! bridge that also sends warnings and errors as `notifications/message` once a client asked for
-//! them (legacy `logging/setLevel`, or a modern request's `io.modelcontextprotocol/logLevel`).
+//! Diagnostics (§8, D9): `log` + `env_logger` to stderr, every line `[GMCPT] <message>` (a
+//! multi-line record gets the prefix on each line, and control characters are escaped so a record
+//! can never forge a line), and the bridge that also sends warnings and errors as
+//! `notifications/message` once a client asked for them (legacy `logging/setLevel`, or a modern
+//! request's `io.modelcontextprotocol/logLevel`).
 
 use std::cell::Cell;
 use std::io::Write;
@@ -9,7 +11,8 @@ use std::sync::{Mutex, OnceLock};
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use serde_json::json;
 
-use crate::jsonrpc;
+use crate::jsonrpc::Notification;
+use crate::redact;
 use crate::stdio::Out;
 
 /// MCP log levels in increasing severity.
@@ -38,7 +41,13 @@ pub fn init() {
     let stderr = env_logger::Builder::new()
         .filter_level(LevelFilter::Info)
         .parse_env(env_logger::Env::default().filter("RUST_LOG"))
-        .format(|buf, record| writeln!(buf, "[GMCPT] {}", record.args()))
+        .format(|buf, record| {
+            let text = record.args().to_string();
+            for line in text.split('\n') {
+                writeln!(buf, "[GMCPT] {}", escape_line(line))?;
+            }
+            Ok(())
+        })
         .build();
     let max = stderr.filter().max(LevelFilter::Warn);
     match log::set_boxed_logger(Box::new(Bridge { stderr })) {
@@ -67,6 +76,14 @@ pub fn with_request_level<T>(level: Option<&str>, f: impl FnOnce() -> T) -> T {
     let result = f();
     REQUEST_LEVEL.with(|cell| cell.set(previous));
     result
+}
+
+/// One line of a record with its control characters escaped (a tab stays a tab).
+fn escape_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.chars().all(|c| c == '\t' || !c.is_control()) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    std::borrow::Cow::Owned(redact::escape_controls(line))
 }
 
 fn rank(level: &str) -> Option<usize> {
@@ -100,7 +117,9 @@ impl Log for Bridge {
         if let Some(out) = &sink.out {
             let params =
                 json!({"level": name, "logger": "gemini-relay", "data": record.args().to_string()});
-            out.send(&jsonrpc::notification("notifications/message", params));
+            // Best effort: while stdout is not being read, a log message is dropped rather than
+            // blocking the thread that logs (stderr still has it).
+            let _ = out.try_send(Notification::new("notifications/message", params).into());
         }
     }
 

@@ -18,7 +18,7 @@ const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// Which era a request belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Era {
     Legacy,
     Modern,
@@ -66,7 +66,7 @@ pub fn era_of(params: &Value) -> Result<Era, RpcError> {
     let mut data = json!({});
     data["supported"] = Value::from(supported_versions());
     data["requested"] = requested.clone();
-    error.data = Some(Box::new(data));
+    error = error.with_data(data);
     Err(error)
 }
 

@@ -1,33 +1,35 @@
-//! Progress notifications (§4.5, D7): per-call state, the start / keepalive / final messages, and the
-//! ticker thread that sends keepalives on each call's own schedule.
+//! Progress (§4.5, D7): per-call state, the start / keepalive / final messages, and the ticker thread
+//! that produces keepalives on each call's own schedule, as `notifications/progress` with the
+//! call's progress token.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use serde_json::{Map, Value, json};
 
-use crate::chan::{Receiver, RecvTimeoutError, Sender, unbounded};
-use crate::jsonrpc;
+use crate::jsonrpc::Notification;
 use crate::stdio::Out;
-use crate::threads;
 
 /// How much of a call's output is kept for the keepalive preview.
 const ROLLING_BYTES: usize = 4096;
 /// The preview shows this many characters of the tail of the output.
 const PREVIEW_CHARS: usize = 150;
 
-/// The progress state of one `tools/call` that carried a progress token.
+/// The progress state of one call.
 pub struct Progress {
+    tool: &'static str,
     token: Value,
-    tool: String,
     out: Out,
-    inner: Mutex<Inner>,
-}
-
-struct Inner {
-    open: bool,
-    ticks: u64,
-    output: String,
+    /// Cleared by the final message or by a cancellation; nothing is reported after that.
+    open: AtomicBool,
+    /// Keepalives sent so far. Held while a keepalive is being queued, so the final message can
+    /// never overtake one.
+    ticks: Mutex<u64>,
+    /// The rolling tail of everything the call printed.
+    output: Mutex<String>,
 }
 
 /// Hands calls to the ticker thread.
@@ -37,73 +39,78 @@ pub struct Ticker {
 }
 
 impl Progress {
-    /// Creates the state and sends `🔍 Starting <tool>` at once.
-    pub fn start(token: Value, tool: &str, out: Out) -> Arc<Progress> {
-        let progress = Arc::new(Progress {
+    /// Progress reported to the client under `token`. The caller sends `start_message` first.
+    pub fn client(token: Value, tool: &'static str, out: Out) -> Arc<Progress> {
+        Arc::new(Progress {
+            tool,
             token,
-            tool: tool.to_string(),
             out,
-            inner: Mutex::new(Inner { open: true, ticks: 0, output: String::new() }),
-        });
-        progress.send(0.0, None, format!("🔍 Starting {tool}"));
-        progress
+            open: AtomicBool::new(true),
+            ticks: Mutex::new(0),
+            output: Mutex::new(String::new()),
+        })
+    }
+
+    /// The `🔍 Starting <tool>` notification the call begins with.
+    pub fn start_message(&self) -> Notification {
+        self.notification(0.0, None, format!("🔍 Starting {}", self.tool))
     }
 
     /// Appends text the call produced (child stdout, tool messages) to the rolling preview buffer.
     pub fn record(&self, text: &str) {
-        let mut inner = self.lock();
-        inner.output.push_str(text);
-        if inner.output.len() > 2 * ROLLING_BYTES {
-            let mut cut = inner.output.len() - ROLLING_BYTES;
-            while !inner.output.is_char_boundary(cut) {
+        let mut output = lock(&self.output);
+        output.push_str(text);
+        if output.len() > 2 * ROLLING_BYTES {
+            let mut cut = output.len() - ROLLING_BYTES;
+            while !output.is_char_boundary(cut) {
                 cut += 1;
             }
-            inner.output.drain(..cut);
+            output.drain(..cut);
         }
     }
 
-    /// Sends the next keepalive; false once the call is over.
+    /// Reports the next keepalive; false once the call is over.
     pub fn tick(&self) -> bool {
-        let mut inner = self.lock();
-        if !inner.open {
+        let mut ticks = lock(&self.ticks);
+        if !self.is_open() {
             return false;
         }
-        inner.ticks += 1;
-        let k = inner.ticks;
-        let base = keepalive_text((k - 1) as usize, &self.tool);
-        let preview = preview(&inner.output);
-        let message =
-            if preview.is_empty() { base } else { format!("{base}\n📝 Output: ...{preview}") };
-        self.send(tick_value(k), None, message);
+        *ticks += 1;
+        let k = *ticks;
+        let base = keepalive_text((k - 1) as usize, self.tool);
+        let message = match preview(&lock(&self.output)) {
+            "" => base,
+            preview => format!("{base}\n📝 Output: ...{preview}"),
+        };
+        self.out.send(self.notification(tick_value(k), None, message));
         true
     }
 
-    /// Sends the final `100/100` notification (the call's last message before its response).
-    pub fn finish(&self, ok: bool) {
-        let mut inner = self.lock();
-        if !inner.open {
-            return;
+    /// Closes the call and returns its final `100/100` message, which the caller sends just before
+    /// the response. `None` when it was already closed.
+    pub fn finish(&self, ok: bool) -> Option<Notification> {
+        let _ticks = lock(&self.ticks);
+        if !self.open.swap(false, Ordering::SeqCst) {
+            return None;
         }
-        inner.open = false;
         let message = if ok {
             format!("✅ {} completed successfully", self.tool)
         } else {
             format!("❌ {} failed", self.tool)
         };
-        self.send(100.0, Some(100.0), message);
+        Some(self.notification(100.0, Some(100.0), message))
     }
 
-    /// Ends the call without another notification (cancelled by the client).
+    /// Ends the call without another message (cancelled by the client, or shutdown).
     pub fn silence(&self) {
-        self.lock().open = false;
+        self.open.store(false, Ordering::SeqCst);
     }
 
     fn is_open(&self) -> bool {
-        self.lock().open
+        self.open.load(Ordering::SeqCst)
     }
 
-    // Sending under the lock keeps the order: no keepalive can follow the final notification.
-    fn send(&self, progress: f64, total: Option<f64>, message: String) {
+    fn notification(&self, progress: f64, total: Option<f64>, message: String) -> Notification {
         let mut params = Map::new();
         params.insert("progressToken".into(), self.token.clone());
         params.insert("progress".into(), number(progress));
@@ -111,31 +118,29 @@ impl Progress {
             params.insert("total".into(), number(total));
         }
         params.insert("message".into(), Value::String(message));
-        self.out.send(&jsonrpc::notification("notifications/progress", Value::Object(params)));
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        Notification::new("notifications/progress", Value::Object(params))
     }
 }
 
 impl Ticker {
-    /// Starts the ticker thread.
+    /// Starts the ticker thread. It ends when every `Ticker` is dropped.
     pub fn start(interval: Duration) -> std::io::Result<Ticker> {
         let (tx, rx) = unbounded();
-        threads::spawn("progress-ticker".into(), Box::new(move || run(&rx, interval)))?;
+        thread::Builder::new().name("progress-ticker".into()).spawn(move || run(&rx, interval))?;
         Ok(Ticker { tx })
     }
 
     pub fn watch(&self, progress: Arc<Progress>) {
-        self.tx.send(progress);
+        let _ = self.tx.send(progress);
     }
 }
 
-/// A progress token is a string or a number (D7: `0` and `""` are tokens too).
+/// A progress token: a string or an integer (D7: `0` and `""` are tokens too); any other type is
+/// no token at all.
 pub fn token_of(params: &Value) -> Option<Value> {
     match params.get("_meta")?.get("progressToken")? {
-        token @ (Value::String(_) | Value::Number(_)) => Some(token.clone()),
+        token @ Value::String(_) => Some(token.clone()),
+        token @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
         _ => None,
     }
 }
@@ -170,29 +175,30 @@ fn number(x: f64) -> Value {
     if x.fract() == 0.0 { json!(x as u64) } else { json!(x) }
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The ticker's loop: each watched call gets a keepalive every `interval` from when it was
+/// watched, until it closes.
 fn run(rx: &Receiver<Arc<Progress>>, interval: Duration) {
     let mut calls: Vec<(Instant, Arc<Progress>)> = Vec::new();
     loop {
         calls.retain(|(_, progress)| progress.is_open());
-        let next_due = calls.iter().map(|(due, _)| *due).min();
-        let timeout = next_due.map(|due| due.saturating_duration_since(Instant::now()));
-        let received = match timeout {
-            None => rx.recv().ok_or(()),
-            Some(timeout) => match rx.recv_timeout(timeout) {
-                Err(RecvTimeoutError::Timeout) => {
-                    let now = Instant::now();
-                    for (due, progress) in calls.iter_mut().filter(|(due, _)| *due <= now) {
-                        progress.tick();
-                        *due += interval;
-                    }
-                    continue;
-                }
-                received => received.map_err(|_| ()),
-            },
+        let received = match calls.iter().map(|(due, _)| *due).min() {
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(due) => rx.recv_deadline(due),
         };
         match received {
             Ok(progress) => calls.push((Instant::now() + interval, progress)),
-            Err(()) => return,
+            Err(RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                for (due, progress) in calls.iter_mut().filter(|(due, _)| *due <= now) {
+                    progress.tick();
+                    *due += interval;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
         }
     }
 }
@@ -200,6 +206,9 @@ fn run(rx: &Receiver<Arc<Progress>>, interval: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::jsonrpc::Outgoing;
+    use crate::stdio::Outbound;
 
     #[test]
     fn tick_values_rise_but_stay_below_99() {
@@ -237,10 +246,48 @@ mod tests {
     }
 
     #[test]
-    fn tokens_keep_their_type() {
+    fn tokens_are_strings_or_integers() {
         assert_eq!(token_of(&json!({"_meta": {"progressToken": 0}})), Some(json!(0)));
         assert_eq!(token_of(&json!({"_meta": {"progressToken": ""}})), Some(json!("")));
+        assert_eq!(token_of(&json!({"_meta": {"progressToken": 1.5}})), None);
         assert_eq!(token_of(&json!({"_meta": {"progressToken": null}})), None);
+        assert_eq!(token_of(&json!({"_meta": {"progressToken": [1]}})), None);
         assert_eq!(token_of(&json!({})), None);
+    }
+
+    #[test]
+    fn client_progress_ends_with_one_final_message_and_nothing_after() {
+        let (out, written) = Out::memory();
+        let progress = Progress::client(json!("t"), "gemini-ask", out);
+        let start = progress.start_message();
+        assert_eq!(
+            start.params,
+            json!({"progressToken": "t", "progress": 0, "message": "🔍 Starting gemini-ask"})
+        );
+        progress.record("some output");
+        assert!(progress.tick());
+        let Ok(Outbound::Message(Outgoing::Notification(tick))) = written.try_recv() else {
+            panic!("no keepalive")
+        };
+        assert_eq!(tick.params["progress"], 1);
+        assert!(tick.params["message"].as_str().unwrap().ends_with("📝 Output: ...some output"));
+        let last = progress.finish(true).unwrap();
+        assert_eq!(
+            last.params,
+            json!({"progressToken": "t", "progress": 100, "total": 100, "message": "✅ gemini-ask completed successfully"})
+        );
+        assert!(progress.finish(false).is_none());
+        assert!(!progress.tick());
+        assert!(written.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_silenced_call_reports_nothing_more() {
+        let (out, written) = Out::memory();
+        let progress = Progress::client(json!(1), "x", out);
+        progress.silence();
+        assert!(!progress.tick());
+        assert!(progress.finish(true).is_none());
+        assert!(written.try_recv().is_err());
     }
 }

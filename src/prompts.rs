@@ -13,7 +13,8 @@ pub fn prompts_list_result(specs: &[ToolSpec]) -> Value {
     let prompts: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let mut prompt = json!({"name": spec.name, "description": spec.prompt_description});
+            let mut prompt =
+                json!({"name": spec.tool.name, "description": spec.tool.prompt_description});
             prompt["arguments"] = prompt_arguments(spec);
             prompt
         })
@@ -30,10 +31,10 @@ pub fn prompts_get_result(
     name: &str,
     args: Option<&Map<String, Value>>,
 ) -> Result<Value, String> {
-    let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+    let Some(spec) = specs.iter().find(|spec| spec.tool.name == name) else {
         return Err(format!("Unknown prompt: {name}"));
     };
-    let text = prompt_message(spec.name, args);
+    let text = prompt_message(spec.tool.name, args);
     Ok(json!({
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }))
@@ -41,7 +42,7 @@ pub fn prompts_get_result(
 
 /// The argument list of one prompt (§10.1).
 fn prompt_arguments(spec: &ToolSpec) -> Value {
-    if spec.name == "gemini-fetch-chunk" {
+    if spec.tool.name == "gemini-fetch-chunk" {
         return json!([{
             "name": "prompt",
             "description": "gemini-fetch-chunk cacheKey=<key> chunkIndex=<number>",
@@ -237,7 +238,7 @@ mod tests {
                 .iter()
                 .map(|it| it["name"].as_str().expect("name"))
                 .collect();
-            let tool_names: Vec<&str> = specs.iter().map(|it| it.name).collect();
+            let tool_names: Vec<&str> = specs.iter().map(|it| it.tool.name).collect();
             assert_eq!(names, tool_names);
         }
     }
@@ -311,9 +312,7 @@ mod tests {
     #[test]
     fn list_falls_back_to_parameter_description() {
         let spec = ToolSpec {
-            name: "x",
-            description: "d",
-            prompt_description: "p",
+            tool: crate::catalog::tool_specs(false)[0].tool,
             input_schema: json!({
                 "type": "object",
                 "properties": {"bare": {"type": "string"}},

@@ -50,6 +50,17 @@ pub fn argv_shape(args: &[String]) -> String {
     shaped.join(" ")
 }
 
+/// `text` with every control character escaped (`\n`, `\u{1b}`, ...), so a logged name can never
+/// start a line of its own (D9).
+pub fn escape_controls(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
 /// `<N chars>` with N the UTF-16 length of `text`.
 fn chars_placeholder(text: &str) -> String {
     format!("<{} chars>", utf16_len(text))

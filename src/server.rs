@@ -1,197 +1,246 @@
-//! The event loop: one thread that owns the protocol state (in-flight calls, batches,
-//! subscriptions), answers cheap requests inline, starts a thread per tool call, and turns worker
-//! completions, cancellations, end of input and signals into the right messages.
+//! The event loop: one thread that owns the protocol state (calls in flight, batches,
+//! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
+//! agy queue when they run agy), and turns worker completions, cancellations, end of input and
+//! signals into the right messages. It never blocks on stdout: while the writer is behind, what it
+//! has to send waits here and it stops taking input.
 
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::{Receiver, Select, Sender, unbounded};
 use serde_json::{Map, Value, json};
-use signal_hook::iterator::Signals;
 
+use crate::backend::Backend;
+use crate::batch::{Batches, Complete};
 use crate::call::{Call, Ctx, Services};
-use crate::catalog::{self, ToolSpec};
-use crate::chan::{Receiver, Sender, unbounded};
+use crate::catalog::{self, Lane, ToolSpec};
 use crate::config::Config;
-use crate::jsonrpc::{self, ErrorCode, Message, RequestId, RpcError};
+use crate::jsonrpc::{
+    self, ErrorCode, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
+};
 use crate::mcp::{self, Era};
+use crate::pool::{Pool, Work};
 use crate::progress::{self, Progress, Ticker};
-use crate::stdio::{self, Inbound, Out};
-use crate::{logging, prompts, redact, threads, tools};
-use std::collections::HashMap;
+use crate::queue::{AgyQueue, Turn, TurnWork};
+use crate::stdio::{Blocked, Inbound, Outbound, Transport};
+use crate::{logging, prompts, redact, validate};
 
-/// How long stdin EOF waits for calls that are finishing on their own.
-const EOF_GRACE: Duration = Duration::from_millis(500);
+/// At most this many tool calls run at once (D5).
+const MAX_WORKERS: usize = 64;
+/// How long shutdown may take in all, stdout blocked or not (D5).
+const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
 
-/// What the event loop reacts to; the reader, the workers and the signal thread all send to it.
-enum Event {
-    Client(Inbound),
-    EndOfInput,
-    Done(Done),
-    Signal,
-}
-
-/// Sends `event` when dropped: the reader's end of input, the signal thread's end.
-struct SendOnDrop {
-    events: Sender<Event>,
-    event: fn() -> Event,
-}
-
-/// A finished tool call, sent back by its worker thread.
-struct Done {
-    id: RequestId,
-    seq: u64,
-    /// The whole response message; `None` when the call was interrupted and must not be answered.
-    response: Option<Value>,
-}
-
-struct InFlight {
-    seq: u64,
-    call: Arc<Call>,
-    batch: Option<u64>,
-}
-
-/// A JSON-RPC batch waiting for its last response.
-struct Batch {
-    sealed: bool,
-    pending: usize,
-    responses: Vec<Value>,
-}
-
-struct Server {
-    services: Arc<Services>,
-    specs: Arc<Vec<ToolSpec>>,
-    out: Out,
-    ticker: Ticker,
-    events: Sender<Event>,
-    in_flight: HashMap<RequestId, InFlight>,
-    subscriptions: Vec<RequestId>,
-    batches: HashMap<u64, Batch>,
-    next_seq: u64,
-    /// Serialized `tools/list` and `prompts/list` results, legacy and modern.
-    list_cache: [Option<String>; 4],
-}
-
-/// Serves MCP on stdio until end of input or a termination signal.
-pub fn run(config: Config, mut signals: Signals) -> io::Result<()> {
-    let (events_tx, events) = unbounded();
-    let on_signal = SendOnDrop { events: events_tx.clone(), event: || Event::Signal };
-    threads::spawn(
-        "signals".into(),
-        Box::new(move || {
-            for _ in signals.forever() {
-                if !on_signal.events.send(Event::Signal) {
-                    return;
-                }
-            }
-        }),
-    )
-    .map_err(|err| io::Error::new(err.kind(), format!("could not watch signals: {err}")))?;
-    let out = stdio::writer()?;
-    logging::attach(out.clone());
-    let end_of_input = SendOnDrop { events: events_tx.clone(), event: || Event::EndOfInput };
-    // The reader waits until the loop has taken each line.
-    stdio::reader(
-        config.max_message_bytes,
-        Box::new(move |inbound| end_of_input.events.send_and_wait(Event::Client(inbound))),
-    )?;
+/// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
+pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::Result<()> {
     let ticker = Ticker::start(config.progress_interval)?;
-    let specs = Arc::new(catalog::tool_specs(config.test_tools));
-    let services = Arc::new(Services::new(config));
+    let specs = catalog::tool_specs(config.test_tools);
+    let pool = Arc::new(Pool::new(MAX_WORKERS));
+    let (done_tx, done) = unbounded();
     let mut server = Server {
-        services,
-        specs,
-        out,
+        services: Arc::new(Services::new(config)),
+        specs: Arc::new(specs),
+        transport,
         ticker,
-        events: events_tx,
-        in_flight: HashMap::new(),
-        subscriptions: Vec::new(),
-        batches: HashMap::new(),
+        queue: AgyQueue::new(pool.clone()),
+        pool,
+        done_tx,
+        done,
+        signals,
+        flights: HashMap::new(),
+        batches: Batches::default(),
         next_seq: 0,
-        list_cache: Default::default(),
+        lists: HashMap::new(),
+        backlog: VecDeque::new(),
+        held: None,
     };
+    logging::attach(server.transport.out.clone());
     log::debug!("gemini-relay listening on stdio");
-
-    // The server itself holds a sender, so the channel never disconnects.
-    let end = loop {
-        match events.recv().unwrap_or(Event::EndOfInput) {
+    loop {
+        match server.next_event() {
             Event::Client(inbound) => server.handle_inbound(inbound),
             Event::Done(done) => server.complete(done),
-            end @ (Event::EndOfInput | Event::Signal) => break end,
+            Event::Stop => break,
         }
-    };
-    if let Event::EndOfInput = end {
-        server.drain_on_eof(&events);
     }
     server.shutdown();
     Ok(())
 }
 
-impl Drop for SendOnDrop {
-    fn drop(&mut self) {
-        self.events.send((self.event)());
-    }
+/// What the loop reacts to.
+enum Event {
+    Client(Inbound),
+    Done(Done),
+    /// End of input, a signal, or stdout gone.
+    Stop,
+}
+
+/// A tool call's outcome, sent back by whoever finished it.
+struct Done {
+    id: RequestId,
+    seq: u64,
+    /// The final progress notification, sent just before the response.
+    finale: Option<Notification>,
+    result: Result<Value, RpcError>,
+}
+
+/// A request id that is still in flight: a duplicate is refused (D5).
+enum Flight {
+    /// A tool call running or waiting for a worker or for agy.
+    Call { seq: u64, call: Arc<Call>, batch: Option<u64> },
+    /// A `subscriptions/listen` held open until cancelled or shutdown.
+    Subscription,
+    /// Answered, but its batch has not been sent yet.
+    Answered { batch: u64 },
+}
+
+/// Where a request came from: alone on its line, or inside a batch.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    Direct,
+    Batch(u64),
+}
+
+struct Server {
+    services: Arc<Services>,
+    specs: Arc<Vec<ToolSpec>>,
+    transport: Transport,
+    ticker: Ticker,
+    pool: Arc<Pool>,
+    queue: Arc<AgyQueue>,
+    done_tx: Sender<Done>,
+    done: Receiver<Done>,
+    signals: Receiver<()>,
+    flights: HashMap<RequestId, Flight>,
+    batches: Batches,
+    next_seq: u64,
+    /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
+    lists: HashMap<(&'static str, Era), Value>,
+    /// Messages waiting for the writer (stdout is not being read fast enough).
+    backlog: VecDeque<Outgoing>,
+    /// One input message taken while the backlog waited (to see end of input); handled next.
+    held: Option<Inbound>,
+}
+
+/// A tool call on its way to a worker (possibly through the agy queue).
+struct CallWork {
+    services: Arc<Services>,
+    run: catalog::Run,
+    call: Arc<Call>,
+    args: Map<String, Value>,
+    id: RequestId,
+    seq: u64,
+    era: Era,
+    log_level: Option<String>,
+    done: Sender<Done>,
 }
 
 impl Server {
+    /// Waits for the next thing to do, writing the backlog meanwhile. Input is not taken while the
+    /// backlog waits (backpressure), except one message, to notice end of input.
+    fn next_event(&mut self) -> Event {
+        loop {
+            if self.backlog.is_empty() {
+                if let Some(inbound) = self.held.take() {
+                    return Event::Client(inbound);
+                }
+            }
+            let mut select = Select::new();
+            let done = select.recv(&self.done);
+            let signal = select.recv(&self.signals);
+            let input = self.held.is_none().then(|| select.recv(&self.transport.inbox));
+            let output =
+                (!self.backlog.is_empty()).then(|| select.send(self.transport.out.channel()));
+            let operation = select.select();
+            let index = operation.index();
+            if index == done {
+                // The server holds a sender, so this never disconnects.
+                if let Ok(done) = operation.recv(&self.done) {
+                    return Event::Done(done);
+                }
+            } else if index == signal {
+                let _ = operation.recv(&self.signals);
+                return Event::Stop;
+            } else if Some(index) == input {
+                match operation.recv(&self.transport.inbox) {
+                    Ok(inbound) if self.backlog.is_empty() => return Event::Client(inbound),
+                    Ok(inbound) => self.held = Some(inbound),
+                    Err(_) => return Event::Stop,
+                }
+            } else if Some(index) == output {
+                let Some(message) = self.backlog.pop_front() else { continue };
+                if operation.send(self.transport.out.channel(), Outbound::Message(message)).is_err()
+                {
+                    return Event::Stop;
+                }
+            }
+        }
+    }
+
+    /// Queues a message for stdout without blocking: behind a backlog, or in it when the writer is
+    /// full.
+    fn send(&mut self, message: impl Into<Outgoing>) {
+        let message = message.into();
+        if !self.backlog.is_empty() {
+            self.backlog.push_back(message);
+            return;
+        }
+        match self.transport.out.try_send(message) {
+            Ok(()) | Err(Blocked::Gone) => (),
+            Err(Blocked::Full(message)) => self.backlog.push_back(message),
+        }
+    }
+
     fn handle_inbound(&mut self, inbound: Inbound) {
         match inbound {
-            Inbound::Malformed => {
-                self.send(&jsonrpc::error_response(None, &RpcError::parse_error()))
-            }
-            Inbound::TooLarge => self.send(&jsonrpc::error_response(None, &RpcError::too_large())),
+            Inbound::Malformed => self.send(Response::err(None, RpcError::parse_error())),
+            Inbound::TooLarge => self.send(Response::err(None, RpcError::too_large())),
             Inbound::Message(Value::Array(items)) => self.handle_batch(items),
-            Inbound::Message(value) => self.handle_value(value, None),
+            Inbound::Message(value) => self.handle_value(value, Origin::Direct),
         }
     }
 
     fn handle_batch(&mut self, items: Vec<Value>) {
         if items.is_empty() {
-            self.send(&jsonrpc::error_response(None, &RpcError::invalid_request()));
+            self.send(Response::err(None, RpcError::invalid_request()));
             return;
         }
-        let key = self.next_seq;
-        self.next_seq += 1;
-        self.batches.insert(key, Batch { sealed: false, pending: 0, responses: Vec::new() });
+        let key = self.batches.open();
         for item in items {
-            self.handle_value(item, Some(key));
+            self.handle_value(item, Origin::Batch(key));
         }
-        if let Some(batch) = self.batches.get_mut(&key) {
-            batch.sealed = true;
+        if let Some(complete) = self.batches.seal(key) {
+            self.send_batch(key, complete);
         }
-        self.settle_batch(key);
     }
 
-    fn handle_value(&mut self, value: Value, batch: Option<u64>) {
+    fn handle_value(&mut self, value: Value, origin: Origin) {
         match jsonrpc::classify(value) {
-            Ok(Message::Request { id, method, params }) => {
-                self.handle_request(id, &method, params, batch)
-            }
-            Ok(Message::Notification { method, params }) => {
-                self.handle_notification(&method, &params)
-            }
+            Ok(Message::Request(request)) => self.handle_request(request, origin),
+            Ok(Message::Notification(notification)) => self.handle_notification(&notification),
             Ok(Message::Response) => (),
-            Err((id, error)) => self.reply(batch, jsonrpc::error_response(id.as_ref(), &error)),
+            Err(response) => self.reply(origin, response),
         }
     }
 
-    fn handle_request(&mut self, id: RequestId, method: &str, params: Value, batch: Option<u64>) {
+    fn handle_request(&mut self, request: Request, origin: Origin) {
+        let Request { id, method, params } = request;
+        if self.flights.contains_key(&id) {
+            let error = RpcError::invalid_request()
+                .with_data(json!(format!("duplicate id {id} is still in flight")));
+            return self.reply(origin, Response::err(Some(id), error));
+        }
         let era = match mcp::era_of(&params) {
             Ok(era) => era,
-            Err(error) => return self.reply(batch, jsonrpc::error_response(Some(&id), &error)),
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
         };
-        let result = match method {
+        let result = match method.as_str() {
             "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era, false)),
             "ping" => Ok(mcp::envelope(json!({}), era, false)),
             "server/discover" => Ok(mcp::discover_result()),
-            "tools/list" | "prompts/list" if batch.is_none() => {
-                return self.send_list(&id, method, era);
-            }
-            "tools/list" => Ok(mcp::envelope(catalog::tools_list_result(&self.specs), era, true)),
-            "prompts/list" => {
-                Ok(mcp::envelope(prompts::prompts_list_result(&self.specs), era, true))
-            }
+            "tools/list" | "prompts/list" => Ok(self.list(&method, era)),
             "prompts/get" => self.prompts_get(&params).map(|r| mcp::envelope(r, era, false)),
             "resources/list" => Ok(mcp::envelope(json!({"resources": []}), era, true)),
             "resources/templates/list" => {
@@ -200,53 +249,56 @@ impl Server {
             "logging/setLevel" => set_log_level(&params).map(|r| mcp::envelope(r, era, false)),
             "subscriptions/listen" => {
                 let ack = mcp::subscription_ack(&id.to_value(), &params);
-                self.send(&jsonrpc::notification("notifications/subscriptions/acknowledged", ack));
-                self.subscriptions.push(id);
+                self.send(Notification::new("notifications/subscriptions/acknowledged", ack));
+                self.flights.insert(id, Flight::Subscription);
                 return;
             }
-            "tools/call" => return self.start_call(id, params, era, batch),
+            "tools/call" => return self.start_call(id, params, era, origin),
             _ => Err(RpcError::method_not_found()),
         };
-        let response = match result {
-            Ok(result) => jsonrpc::response(&id, result),
-            Err(error) => jsonrpc::error_response(Some(&id), &error),
+        self.reply(origin, Response { id: Some(id), result });
+    }
+
+    fn handle_notification(&mut self, notification: &Notification) {
+        if notification.method != "notifications/cancelled" {
+            return;
+        }
+        let Some(id) = notification.params.get("requestId").and_then(RequestId::from_json) else {
+            return;
         };
-        self.reply(batch, response);
-    }
-
-    fn handle_notification(&mut self, method: &str, params: &Value) {
-        if method != "notifications/cancelled" {
-            return;
-        }
-        let Some(id) = params.get("requestId").and_then(RequestId::from_json) else { return };
-        if let Some(in_flight) = self.in_flight.remove(&id) {
-            in_flight.call.abort(&self.services.backends.queue);
-            if let Some(key) = in_flight.batch {
-                if let Some(batch) = self.batches.get_mut(&key) {
-                    batch.pending -= 1;
+        match self.flights.remove(&id) {
+            Some(Flight::Call { seq, call, batch }) => {
+                call.abort();
+                // A call still waiting for agy leaves the line and never runs.
+                drop(self.queue.remove(seq));
+                if let Some(key) = batch {
+                    if let Some(complete) = self.batches.fulfil(key, None) {
+                        self.send_batch(key, complete);
+                    }
                 }
-                self.settle_batch(key);
             }
-            return;
+            Some(Flight::Subscription) | None => (),
+            // Already answered: the cancellation comes too late to matter.
+            Some(answered @ Flight::Answered { .. }) => {
+                self.flights.insert(id, answered);
+            }
         }
-        self.subscriptions.retain(|sub| *sub != id);
     }
 
-    /// Answers `tools/list` or `prompts/list` from a serialization made once per era: the lists never
-    /// change while the process lives, and they are the largest answers a host asks for repeatedly.
-    fn send_list(&mut self, id: &RequestId, method: &str, era: Era) {
-        let slot = usize::from(method == "prompts/list") * 2 + usize::from(era == Era::Modern);
+    /// `tools/list` or `prompts/list`, built once per era.
+    fn list(&mut self, method: &str, era: Era) -> Value {
         let specs = &self.specs;
-        let result = self.list_cache[slot].get_or_insert_with(|| {
-            let result = match method {
-                "tools/list" => catalog::tools_list_result(specs),
-                _ => prompts::prompts_list_result(specs),
-            };
-            serde_json::to_string(&mcp::envelope(result, era, true)).unwrap_or_default()
-        });
-        let id = serde_json::to_string(&id.to_value()).unwrap_or_default();
-        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}");
-        self.out.send_serialized(line.into_bytes());
+        let key = if method == "tools/list" { "tools/list" } else { "prompts/list" };
+        self.lists
+            .entry((key, era))
+            .or_insert_with(|| {
+                let result = match key {
+                    "tools/list" => catalog::tools_list_result(specs),
+                    _ => prompts::prompts_list_result(specs),
+                };
+                mcp::envelope(result, era, true)
+            })
+            .clone()
     }
 
     fn prompts_get(&self, params: &Value) -> Result<Value, RpcError> {
@@ -267,197 +319,248 @@ impl Server {
         prompts::prompts_get_result(&self.specs, name, args).map_err(RpcError::invalid_params)
     }
 
-    fn start_call(&mut self, id: RequestId, mut params: Value, era: Era, batch: Option<u64>) {
-        let (spec, args) = match parse_call(&self.specs, &mut params) {
+    /// `tools/call`: finds the tool, validates the arguments, and runs the call on its lane.
+    fn start_call(&mut self, id: RequestId, mut params: Value, era: Era, origin: Origin) {
+        let (spec_index, args) = match parse_call(&self.specs, &mut params) {
             Ok(found) => found,
-            Err(error) => return self.reply(batch, jsonrpc::error_response(Some(&id), &error)),
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
         };
-        let name = spec.name;
+        let tool = self.specs[spec_index].tool;
+        log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
         let progress = progress::token_of(&params).map(|token| {
-            let progress = Progress::start(token, name, self.out.clone());
-            self.ticker.watch(progress.clone());
+            let progress = Progress::client(token, tool.name, self.transport.out.clone());
+            self.send(progress.start_message());
             progress
         });
-        // Model tools take their agy queue place now, in arrival order (§4.1).
-        let ticket = tools::may_run_agy(name).then(|| self.services.backends.queue.reserve());
-        let call = Arc::new(Call::new(name, progress, ticket));
+        let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
+            Ok(args) => args,
+            Err(invalid) => {
+                log::error!("Error in tool '{}': {}", tool.name, invalid.log_message());
+                let finale = progress.and_then(|progress| progress.finish(false));
+                let result = Ok(tool_result(tool.name, Err(invalid.message()), era));
+                return self.answer(origin, id, finale, result);
+            }
+        };
+        let log_level = mcp::request_log_level(&params).map(str::to_string);
+        let call = Arc::new(Call::new(tool.name, progress));
+        let lane = (tool.lane)(&args);
+        if lane == Lane::Inline {
+            let ctx = Ctx { services: &self.services, call: &call };
+            let (finale, result) = execute(&ctx, tool.run, args, era, log_level.as_deref());
+            return self.answer(origin, id, finale, result);
+        }
+        if let Some(progress) = call.progress() {
+            self.ticker.watch(progress.clone());
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.in_flight.insert(id.clone(), InFlight { seq, call: call.clone(), batch });
-        if let Some(key) = batch {
-            if let Some(batch) = self.batches.get_mut(&key) {
-                batch.pending += 1;
+        let batch = match origin {
+            Origin::Batch(key) => {
+                self.batches.expect(key);
+                Some(key)
             }
-        }
-        let worker = Worker {
-            services: self.services.clone(),
-            specs: self.specs.clone(),
-            events: self.events.clone(),
-            log_level: mcp::request_log_level(&params).map(str::to_string),
+            Origin::Direct => None,
         };
-        let spawned = threads::spawn(
-            format!("call-{name}"),
-            Box::new(move || worker.run(id, seq, era, &call, args)),
-        );
-        if let Err(err) = spawned {
-            log::error!("Error in tool '{name}': could not start a thread: {err}");
+        self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
+        let work = Box::new(CallWork {
+            services: self.services.clone(),
+            run: tool.run,
+            call,
+            args,
+            id,
+            seq,
+            era,
+            log_level,
+            done: self.done_tx.clone(),
+        });
+        match (lane, self.services.backends.active()) {
+            (Lane::Model, Backend::Agy) => self.queue.push(seq, work),
+            _ => self.pool.submit(work),
         }
     }
 
+    /// A worker finished a call (or could not start it).
     fn complete(&mut self, done: Done) {
-        match self.in_flight.get(&done.id) {
-            Some(in_flight) if in_flight.seq == done.seq => (),
+        let batch = match self.flights.get(&done.id) {
+            Some(Flight::Call { seq, batch, .. }) if *seq == done.seq => *batch,
+            // Cancelled (or a stale completion): nothing more is sent for it.
             _ => return,
-        }
-        let Some(in_flight) = self.in_flight.remove(&done.id) else { return };
-        let Some(response) = done.response else {
-            if let Some(key) = in_flight.batch {
-                if let Some(batch) = self.batches.get_mut(&key) {
-                    batch.pending -= 1;
-                }
-                self.settle_batch(key);
-            }
-            return;
         };
-        match in_flight.batch {
-            None => self.send(&response),
+        self.flights.remove(&done.id);
+        if let Some(finale) = done.finale {
+            self.send(finale);
+        }
+        let response = Response { id: Some(done.id.clone()), result: done.result };
+        match batch {
+            None => self.send(response),
             Some(key) => {
-                if let Some(batch) = self.batches.get_mut(&key) {
-                    batch.pending -= 1;
-                    batch.responses.push(response);
+                self.flights.insert(done.id, Flight::Answered { batch: key });
+                if let Some(complete) = self.batches.fulfil(key, Some(response)) {
+                    self.send_batch(key, complete);
                 }
-                self.settle_batch(key);
             }
         }
+    }
+
+    /// Answers a call at once: its final progress, then its response.
+    fn answer(
+        &mut self,
+        origin: Origin,
+        id: RequestId,
+        finale: Option<Notification>,
+        result: Result<Value, RpcError>,
+    ) {
+        if let Some(finale) = finale {
+            self.send(finale);
+        }
+        self.reply(origin, Response { id: Some(id), result });
     }
 
     /// Sends a response now, or keeps it for its batch.
-    fn reply(&mut self, batch: Option<u64>, response: Value) {
-        match batch.and_then(|key| self.batches.get_mut(&key)) {
-            Some(batch) => batch.responses.push(response),
-            None => self.send(&response),
-        }
-    }
-
-    fn settle_batch(&mut self, key: u64) {
-        let Some(batch) = self.batches.get(&key) else { return };
-        if !batch.sealed || batch.pending > 0 {
-            return;
-        }
-        let Some(batch) = self.batches.remove(&key) else { return };
-        if !batch.responses.is_empty() {
-            self.send(&Value::Array(batch.responses));
-        }
-    }
-
-    fn send(&self, message: &Value) {
-        self.out.send(message);
-    }
-
-    /// End of input: children are killed (their calls get no answer), calls finishing on their own
-    /// are still answered for a short grace.
-    fn drain_on_eof(&mut self, events: &Receiver<Event>) {
-        // Each run notices its call's abort flag within a poll slice, kills its group and reports
-        // the call as interrupted, so only calls that finish on their own are answered.
-        for in_flight in self.in_flight.values() {
-            in_flight.call.stop(&self.services.backends.queue);
-        }
-        let deadline = Instant::now() + EOF_GRACE;
-        while !self.in_flight.is_empty() {
-            match events.recv_deadline(deadline) {
-                Ok(Event::Done(done)) => self.complete(done),
-                // A signal now changes nothing: shutdown follows the grace anyway.
-                Ok(_) => (),
-                Err(_) => break,
+    fn reply(&mut self, origin: Origin, response: Response) {
+        match origin {
+            Origin::Direct => self.send(response),
+            Origin::Batch(key) => {
+                if let Some(id) = &response.id {
+                    self.flights.entry(id.clone()).or_insert(Flight::Answered { batch: key });
+                }
+                self.batches.push(key, response);
             }
         }
     }
 
+    fn send_batch(&mut self, key: u64, complete: Complete) {
+        for id in &complete.ids {
+            if let Some(Flight::Answered { batch }) = self.flights.get(id) {
+                if *batch == key {
+                    self.flights.remove(id);
+                }
+            }
+        }
+        if !complete.responses.is_empty() {
+            self.send(Outgoing::Batch(complete.responses));
+        }
+    }
+
+    /// Stops everything within the shutdown budget: waiting agy calls are dropped, running calls
+    /// aborted and their process groups killed (nothing is answered for them), open subscriptions
+    /// are answered, and what is queued for stdout is flushed as far as the client reads it.
     fn shutdown(&mut self) {
-        for in_flight in self.in_flight.values() {
-            in_flight.call.abort(&self.services.backends.queue);
+        let deadline = Instant::now() + SHUTDOWN_BUDGET;
+        self.queue.close();
+        let mut subscriptions = Vec::new();
+        for (id, flight) in self.flights.drain() {
+            match flight {
+                Flight::Call { call, .. } => call.abort(),
+                Flight::Subscription => subscriptions.push(id),
+                Flight::Answered { .. } => (),
+            }
         }
         self.services.runs.kill_all();
-        for id in std::mem::take(&mut self.subscriptions) {
+        let out = &self.transport.out;
+        let closing = subscriptions.into_iter().map(|id| {
             let closed = mcp::subscription_closed(&id.to_value());
-            self.send(&jsonrpc::response(&id, closed));
-        }
-        self.out.flush(Duration::from_secs(1));
-    }
-}
-
-/// What a worker thread needs to run one call and report back.
-struct Worker {
-    services: Arc<Services>,
-    specs: Arc<Vec<ToolSpec>>,
-    events: Sender<Event>,
-    log_level: Option<String>,
-}
-
-impl Worker {
-    fn run(self, id: RequestId, seq: u64, era: Era, call: &Arc<Call>, args: Map<String, Value>) {
-        let ctx = Ctx { services: &self.services, call };
-        let Some(spec) = self.specs.iter().find(|spec| spec.name == call.tool) else { return };
-        log::info!("Tool {}({})", spec.name, redact::invocation_shape(&args));
-        let outcome = logging::with_request_level(self.log_level.as_deref(), || {
-            catch_unwind(AssertUnwindSafe(|| tools::call(&ctx, spec, args)))
+            Outgoing::from(Response::ok(id, closed))
         });
-        if let Some(ticket) = call.take_ticket() {
-            self.services.backends.queue.release(ticket);
-        }
-        let (text, ok) = match outcome {
-            Ok(Ok(text)) => (text, true),
-            Ok(Err(message)) => {
-                log::error!("Error in tool '{}': {message}", spec.name);
-                (format!("Error executing {}: {message}", spec.name), false)
-            }
-            Err(_) => {
-                if let Some(progress) = call.progress() {
-                    progress.finish(false);
-                }
-                let error = RpcError::new(ErrorCode::InternalError, "Internal error");
-                let response = Some(jsonrpc::error_response(Some(&id), &error));
-                self.events.send(Event::Done(Done { id, seq, response }));
+        for message in self.backlog.drain(..).chain(closing) {
+            if !out.send_until(message, deadline) {
                 return;
             }
-        };
-        if call.was_interrupted() {
-            if let Some(progress) = call.progress() {
-                progress.silence();
-            }
-            self.events.send(Event::Done(Done { id, seq, response: None }));
-            return;
         }
-        // The final progress notification goes out before the response (D7).
-        if let Some(progress) = call.progress() {
-            progress.finish(ok);
-        }
-        let result = json!({"content": [{"type": "text", "text": text}], "isError": !ok});
-        let response = jsonrpc::response(&id, mcp::envelope(result, era, false));
-        self.events.send(Event::Done(Done { id, seq, response: Some(response) }));
+        out.flush_until(deadline);
     }
+}
+
+impl Work for CallWork {
+    fn run(self: Box<Self>) {
+        let CallWork { services, run, call, args, id, seq, era, log_level, done } = *self;
+        let ctx = Ctx { services: &services, call: &call };
+        let (finale, result) = execute(&ctx, run, args, era, log_level.as_deref());
+        let _ = done.send(Done { id, seq, finale, result });
+    }
+
+    /// No worker could be started: the call is answered with the reason (its queue turn, if it had
+    /// one, passes on when this returns).
+    fn reject(self: Box<Self>, reason: io::Error) {
+        let finale = self.call.progress().and_then(|progress| progress.finish(false));
+        let error =
+            RpcError::internal(format!("Internal error: could not start a worker: {reason}"));
+        let _ = self.done.send(Done { id: self.id, seq: self.seq, finale, result: Err(error) });
+    }
+}
+
+impl TurnWork for CallWork {
+    fn run(self: Box<Self>, turn: Turn) {
+        self.call.give_turn(turn);
+        Work::run(self);
+    }
+
+    fn reject(self: Box<Self>, reason: io::Error) {
+        Work::reject(self, reason);
+    }
+}
+
+/// Runs a tool with its validated arguments (a panic is contained and becomes `-32603`), and
+/// returns its final progress notification and its result.
+fn execute(
+    ctx: &Ctx<'_>,
+    run: catalog::Run,
+    args: Map<String, Value>,
+    era: Era,
+    log_level: Option<&str>,
+) -> (Option<Notification>, Result<Value, RpcError>) {
+    let tool = ctx.call.tool;
+    let outcome = logging::with_request_level(log_level, || {
+        panic::catch_unwind(AssertUnwindSafe(|| run(ctx, args)))
+    });
+    let progress = ctx.call.progress();
+    match outcome {
+        Ok(outcome) => {
+            if let Err(message) = &outcome {
+                log::error!("Error in tool '{tool}': {message}");
+            }
+            let finale = progress.and_then(|progress| progress.finish(outcome.is_ok()));
+            (finale, Ok(tool_result(tool, outcome, era)))
+        }
+        Err(_) => {
+            log::error!("Error in tool '{tool}': it panicked");
+            let finale = progress.and_then(|progress| progress.finish(false));
+            (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
+        }
+    }
+}
+
+/// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with
+/// `isError: true`.
+fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
+    let (text, is_error) = match outcome {
+        Ok(text) => (text, false),
+        Err(message) => (format!("Error executing {tool}: {message}"), true),
+    };
+    let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
+    mcp::envelope(result, era, false)
 }
 
 /// Checks the shape of `tools/call` params, finds the tool and takes the arguments out (a large
 /// prompt is moved, never copied).
-fn parse_call<'a>(
-    specs: &'a [ToolSpec],
+fn parse_call(
+    specs: &[ToolSpec],
     params: &mut Value,
-) -> Result<(&'a ToolSpec, Map<String, Value>), RpcError> {
+) -> Result<(usize, Map<String, Value>), RpcError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(RpcError::invalid_params("Invalid params: tools/call needs a string \"name\""));
     };
     let not_an_object =
         || RpcError::invalid_params("Invalid params: \"arguments\" must be an object");
-    let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+    let Some(index) = specs.iter().position(|spec| spec.tool.name == name) else {
         if matches!(params.get("arguments"), None | Some(Value::Object(_))) {
             return Err(RpcError::invalid_params(format!("Unknown tool: {name}")));
         }
         return Err(not_an_object());
     };
     match params.get_mut("arguments").map(Value::take) {
-        None => Ok((spec, Map::new())),
-        Some(Value::Object(args)) => Ok((spec, args)),
+        None => Ok((index, Map::new())),
+        Some(Value::Object(args)) => Ok((index, args)),
         Some(_) => Err(not_an_object()),
     }
 }
@@ -468,5 +571,71 @@ fn set_log_level(params: &Value) -> Result<Value, RpcError> {
         _ => Err(RpcError::invalid_params(
             "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, alert, emergency",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::thread;
+
+    use crossbeam_channel::bounded;
+
+    use crate::stdio::Out;
+
+    /// A server on an in-memory transport: lines go in, messages come out, like lsp-server's
+    /// `Connection::memory()`.
+    struct Memory {
+        input: Option<Sender<Inbound>>,
+        output: Receiver<Outbound>,
+        _signals: Sender<()>,
+        server: thread::JoinHandle<io::Result<()>>,
+    }
+
+    impl Memory {
+        fn start() -> Memory {
+            let (input, inbox) = bounded(0);
+            let (out, output) = Out::memory();
+            let (signals_tx, signals) = bounded(1);
+            let config = Config::from_env(|_| None);
+            let server = thread::spawn(move || run(config, Transport { inbox, out }, signals));
+            Memory { input: Some(input), output, _signals: signals_tx, server }
+        }
+
+        fn send(&self, message: Value) {
+            self.input.as_ref().unwrap().send(Inbound::Message(message)).unwrap();
+        }
+
+        fn recv(&self) -> Value {
+            match self.output.recv_timeout(Duration::from_secs(10)).unwrap() {
+                Outbound::Message(message) => serde_json::to_value(&message).unwrap(),
+                Outbound::Flush(ack) => {
+                    let _ = ack.send(());
+                    self.recv()
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn answers_in_memory_and_stops_at_end_of_input() {
+        let memory = Memory::start();
+        memory.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+        assert_eq!(memory.recv(), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        memory.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "gemini-ping", "arguments": {"prompt": "echo"}}}));
+        let answer = memory.recv();
+        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["result"]["content"][0]["text"], "echo");
+        memory.send(json!({"jsonrpc": "2.0", "id": 3, "method": "nope"}));
+        assert_eq!(memory.recv()["error"]["code"], -32601);
+        let Memory { input, output, server, .. } = memory;
+        drop(input);
+        // The shutdown flush is acknowledged by the (memory) writer.
+        let flush = output.recv_timeout(Duration::from_secs(10)).unwrap();
+        let Outbound::Flush(ack) = flush else { panic!("expected the shutdown flush") };
+        ack.send(()).unwrap();
+        server.join().unwrap().unwrap();
     }
 }

@@ -1,15 +1,22 @@
 //! The stdio transport: the only code that touches stdin and stdout. A reader thread turns stdin
-//! into bounded, parsed lines; a writer thread writes one JSON message per line and flushes.
+//! into bounded, parsed lines and hands each one over a rendezvous channel (it reads the next line
+//! only once the event loop has taken this one); a writer thread writes one JSON message per line
+//! from a small bounded channel, so a client that stops reading stdout stops the relay reading
+//! stdin.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::time::Duration;
+use std::thread;
+use std::time::Instant;
 
+use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError, bounded};
 use serde_json::Value;
 
-use crate::chan::{Sender, unbounded};
-use crate::threads;
+use crate::jsonrpc::Outgoing;
 
-/// One line of input, already parsed on the reader thread.
+/// How many messages may wait for the writer before senders block (backpressure, D5).
+const OUTBOX_CAPACITY: usize = 16;
+
+/// One line of input, already parsed on the reader thread. End of input is the channel closing.
 #[derive(Debug)]
 pub enum Inbound {
     Message(Value),
@@ -19,11 +26,9 @@ pub enum Inbound {
     TooLarge,
 }
 
-/// One message for the writer thread.
+/// What the writer thread takes: a message, or a request to flush and acknowledge.
 pub enum Outbound {
-    /// A serialized JSON message without its newline.
-    Line(Vec<u8>),
-    /// Flush and acknowledge (used at shutdown).
+    Message(Outgoing),
     Flush(Sender<()>),
 }
 
@@ -33,80 +38,110 @@ pub struct Out {
     tx: Sender<Outbound>,
 }
 
-/// A line as read from stdin, before parsing.
-enum RawLine {
-    Line,
-    TooLarge,
-    Eof,
+/// Why a message could not be queued without waiting.
+pub enum Blocked {
+    /// The writer is behind (stdout is not being read); the message is handed back.
+    Full(Outgoing),
+    /// The writer is gone (stdout closed).
+    Gone,
+}
+
+/// The two ends of the transport as the event loop sees them.
+pub struct Transport {
+    pub inbox: Receiver<Inbound>,
+    pub out: Out,
 }
 
 impl Out {
-    /// Serializes and queues one message. After the writer is gone (stdout closed) it is dropped.
-    pub fn send(&self, message: &Value) {
-        match serde_json::to_vec(message) {
-            Ok(line) => {
-                self.tx.send(Outbound::Line(line));
-            }
-            Err(err) => log::error!("notification failed: {err}"),
+    /// A transport end for tests: the receiver sees everything that would be written.
+    #[cfg(test)]
+    pub fn memory() -> (Out, Receiver<Outbound>) {
+        let (tx, rx) = bounded(OUTBOX_CAPACITY);
+        (Out { tx }, rx)
+    }
+
+    /// Queues one message, waiting while the writer is behind. After the writer is gone (stdout
+    /// closed) the message is dropped.
+    pub fn send(&self, message: impl Into<Outgoing>) {
+        let _ = self.tx.send(Outbound::Message(message.into()));
+    }
+
+    /// Queues one message if there is room now.
+    pub fn try_send(&self, message: Outgoing) -> Result<(), Blocked> {
+        match self.tx.try_send(Outbound::Message(message)) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(Outbound::Message(message))) => Err(Blocked::Full(message)),
+            Err(_) => Err(Blocked::Gone),
         }
     }
 
-    /// Queues a message that is already serialized (one JSON value, no newline).
-    pub fn send_serialized(&self, line: Vec<u8>) {
-        let _ = self.tx.send(Outbound::Line(line));
-    }
-
-    /// Waits (bounded) until everything queued so far has been written.
-    pub fn flush(&self, within: Duration) {
-        let (ack_tx, ack_rx) = unbounded();
-        if self.tx.send(Outbound::Flush(ack_tx)) {
-            let _ = ack_rx.recv_timeout(within);
+    /// Queues one message, waiting at most until `deadline`; false when it was not queued.
+    pub fn send_until(&self, message: Outgoing, deadline: Instant) -> bool {
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        match self.tx.send_timeout(Outbound::Message(message), timeout) {
+            Ok(()) => true,
+            Err(SendTimeoutError::Timeout(_) | SendTimeoutError::Disconnected(_)) => false,
         }
     }
+
+    /// Waits until everything queued so far has been written and flushed, or until `deadline`.
+    pub fn flush_until(&self, deadline: Instant) {
+        let (ack_tx, ack_rx) = bounded(1);
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        if self.tx.send_timeout(Outbound::Flush(ack_tx), timeout).is_ok() {
+            let _ = ack_rx.recv_deadline(deadline);
+        }
+    }
+
+    /// The raw channel, for the event loop's `select` (it waits on the writer and on events at once).
+    pub fn channel(&self) -> &Sender<Outbound> {
+        &self.tx
+    }
 }
 
-/// Starts the reader thread, which hands every line to `deliver` (returning false stops it) and
-/// drops `deliver` at end of input.
-pub fn reader(
-    max_message_bytes: usize,
-    mut deliver: Box<dyn FnMut(Inbound) -> bool + Send>,
-) -> io::Result<()> {
-    threads::spawn(
-        "stdin-reader".into(),
-        Box::new(move || {
-            let stdin = io::stdin();
-            let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
-            let _ = read_loop(&mut input, max_message_bytes, &mut deliver);
-        }),
-    )
-}
-
-/// Starts the writer thread.
-pub fn writer() -> io::Result<Out> {
-    let (tx, rx) = unbounded::<Outbound>();
-    let body = move || -> io::Result<()> {
+/// Starts the reader and writer threads. The reader stops at end of input (the inbox then
+/// disconnects); the writer stops when stdout fails, logging why.
+pub fn start(max_message_bytes: usize) -> io::Result<Transport> {
+    let (inbox_tx, inbox) = bounded(0);
+    thread::Builder::new().name("stdin-reader".into()).spawn(move || {
+        let stdin = io::stdin();
+        let mut input = BufReader::with_capacity(64 * 1024, stdin.lock());
+        if let Err(err) =
+            read_loop(&mut input, max_message_bytes, |inbound| inbox_tx.send(inbound).is_ok())
+        {
+            log::error!("stdin: {err}");
+        }
+    })?;
+    let (tx, rx) = bounded(OUTBOX_CAPACITY);
+    thread::Builder::new().name("stdout-writer".into()).spawn(move || {
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-        while let Some(outbound) = rx.recv() {
-            match outbound {
-                Outbound::Line(line) => {
-                    out.write_all(&line)?;
-                    out.write_all(b"\n")?;
-                    // Flush once nothing else is queued: a burst goes out in one write.
-                    if rx.is_empty() {
-                        out.flush()?;
-                    }
-                }
-                Outbound::Flush(ack) => {
+        if let Err(err) = write_loop(&rx, &mut out) {
+            log::error!("stdout: {err}");
+        }
+    })?;
+    Ok(Transport { inbox, out: Out { tx } })
+}
+
+/// Writes every message as one line, flushing whenever nothing else is queued (a burst goes out in
+/// one write). Returns when every sender is gone or stdout fails.
+fn write_loop(rx: &Receiver<Outbound>, out: &mut impl Write) -> io::Result<()> {
+    for outbound in rx {
+        match outbound {
+            Outbound::Message(message) => {
+                serde_json::to_writer(&mut *out, &message)?;
+                out.write_all(b"\n")?;
+                if rx.is_empty() {
                     out.flush()?;
-                    ack.send(());
                 }
             }
+            Outbound::Flush(ack) => {
+                out.flush()?;
+                let _ = ack.send(());
+            }
         }
-        out.flush()
-    };
-    threads::spawn("stdout-writer".into(), Box::new(move || drop(body())))?;
-    Ok(Out { tx })
+    }
+    out.flush()
 }
 
 /// Reads lines until end of input, handing each one to `deliver` (which returns false to stop).
@@ -146,6 +181,13 @@ fn read_loop(
     }
 }
 
+/// A line as read from stdin, before parsing.
+enum RawLine {
+    Line,
+    TooLarge,
+    Eof,
+}
+
 /// Reads one line into `line` (without its `\n`), never buffering more than `max + 1` bytes.
 fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Result<RawLine> {
     line.clear();
@@ -172,6 +214,10 @@ fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::json;
+
+    use crate::jsonrpc::{Notification, RequestId, Response};
 
     fn lines(input: &[u8], max: usize) -> Vec<String> {
         let mut got = Vec::new();
@@ -213,5 +259,23 @@ mod tests {
     #[test]
     fn oversized_last_line_without_newline() {
         assert_eq!(lines(b"[1]\n[1,2,3,4,5,6]", 5), ["[1]", "too large"]);
+    }
+
+    #[test]
+    fn the_writer_writes_one_line_per_message_and_acknowledges_flushes() {
+        let (tx, rx) = bounded(4);
+        let (ack_tx, ack_rx) = bounded(1);
+        tx.send(Outbound::Message(Response::ok(RequestId::Number(1.into()), json!({})).into()))
+            .unwrap();
+        tx.send(Outbound::Message(Notification::new("n", json!({})).into())).unwrap();
+        tx.send(Outbound::Flush(ack_tx)).unwrap();
+        drop(tx);
+        let mut written = Vec::new();
+        write_loop(&rx, &mut written).unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{}}\n"
+        );
+        assert!(ack_rx.try_recv().is_ok());
     }
 }

@@ -17,18 +17,59 @@ use serde_json::{Map, Value};
 use crate::js;
 use crate::redact::utf16_len;
 
+/// Arguments that failed validation: what the client is told, and what the log may say.
+#[derive(Debug)]
+pub struct Invalid {
+    tool: String,
+    issues: Vec<Issue>,
+}
+
+/// One problem: `<path>: <message>`, and for an enum mismatch the value received, which the
+/// client sees quoted and the log only as its length (D9).
+#[derive(Debug)]
+struct Issue {
+    path: String,
+    message: String,
+    received: Option<String>,
+}
+
+impl Invalid {
+    /// `Invalid arguments for <tool>: <path>: <message>[, ...]`, zod's exact text.
+    pub fn message(&self) -> String {
+        self.render(|received| format!("'{received}'"))
+    }
+
+    /// The same with every received value replaced by `<N chars>`.
+    pub fn log_message(&self) -> String {
+        self.render(|received| format!("<{} chars>", utf16_len(received)))
+    }
+
+    fn render(&self, received: impl Fn(&str) -> String) -> String {
+        let issues: Vec<String> = self
+            .issues
+            .iter()
+            .map(|issue| match &issue.received {
+                None => format!("{}: {}", issue.path, issue.message),
+                Some(value) => {
+                    format!("{}: {}, received {}", issue.path, issue.message, received(value))
+                }
+            })
+            .collect();
+        format!("Invalid arguments for {}: {}", self.tool, issues.join(", "))
+    }
+}
+
 /// Validates `args` against `schema` (an object schema with `properties` and `required`).
-/// Returns the arguments in schema property order, unknown keys dropped and defaults filled in,
-/// or `Invalid arguments for <tool>: <path>: <message>[, ...]`.
+/// Returns the arguments in schema property order, unknown keys dropped and defaults filled in.
 pub fn validate(
     tool: &str,
     schema: &Value,
     args: Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, Invalid> {
     let mut issues = Vec::new();
     check_object_properties(schema, &args, "", &mut issues);
     if !issues.is_empty() {
-        return Err(format!("Invalid arguments for {tool}: {}", issues.join(", ")));
+        return Err(Invalid { tool: tool.to_string(), issues });
     }
     // Checking borrows; cleaning moves, so a 10 MB prompt is never copied.
     Ok(clean_properties(schema, args))
@@ -81,7 +122,7 @@ enum Status {
 
 /// Checks one value against one schema, appending `<path>: <message>` issues, and returns its
 /// status and the cleaned value.
-fn check_value(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_value(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     if let Some(Value::Array(branches)) = schema.get("anyOf") {
         return check_union(branches, value, path, issues);
     }
@@ -114,7 +155,7 @@ fn check_value(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Strin
 
 /// zod's union: the first branch that passes wins; otherwise the issues of the first branch that
 /// only failed constraints; otherwise one `Invalid input` issue.
-fn check_union(branches: &[Value], value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_union(branches: &[Value], value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     let mut first_dirty = None;
     for branch in branches {
         let mut branch_issues = Vec::new();
@@ -133,7 +174,7 @@ fn check_union(branches: &[Value], value: &Value, path: &str, issues: &mut Vec<S
 }
 
 /// zod's `enum`: string options only; a non-string reports the joined options as expected type.
-fn check_enum(options: &[Value], value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_enum(options: &[Value], value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     let joined = join_values(options);
     let Value::String(text) = value else {
         push_issue(issues, path, &format!("Expected {joined}, received {}", received_type(value)));
@@ -142,11 +183,15 @@ fn check_enum(options: &[Value], value: &Value, path: &str, issues: &mut Vec<Str
     if options.iter().any(|option| option.as_str() == Some(text)) {
         return Status::Valid;
     }
-    push_issue(issues, path, &format!("Invalid enum value. Expected {joined}, received '{text}'"));
+    issues.push(Issue {
+        path: path.to_string(),
+        message: format!("Invalid enum value. Expected {joined}"),
+        received: Some(text.clone()),
+    });
     Status::Aborted
 }
 
-fn check_string(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_string(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     let Value::String(text) = value else {
         return type_mismatch("string", value, path, issues);
     };
@@ -169,7 +214,7 @@ fn check_number(
     value: &Value,
     integer: bool,
     path: &str,
-    issues: &mut Vec<String>,
+    issues: &mut Vec<Issue>,
 ) -> Status {
     let Some(n) = value.as_f64() else {
         return type_mismatch("number", value, path, issues);
@@ -198,7 +243,7 @@ fn check_type(
     expected: &str,
     value: &Value,
     path: &str,
-    issues: &mut Vec<String>,
+    issues: &mut Vec<Issue>,
 ) -> Status {
     if matches {
         return Status::Valid;
@@ -208,7 +253,7 @@ fn check_type(
 
 /// zod's `array()`: every element is checked (issues at `<path>.<index>`); one element of the
 /// wrong type makes the whole array fail.
-fn check_array(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_array(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     let Value::Array(items) = value else {
         return type_mismatch("array", value, path, issues);
     };
@@ -227,7 +272,7 @@ fn check_array(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Strin
 /// An object: with `properties` it is a zod object (unknown keys dropped, defaults filled);
 /// otherwise a record whose values are checked against `additionalProperties` when that is a
 /// schema (`{}` accepts anything).
-fn check_object(schema: &Value, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn check_object(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     let Value::Object(map) = value else {
         return type_mismatch("object", value, path, issues);
     };
@@ -251,7 +296,7 @@ fn check_object_properties(
     schema: &Value,
     map: &Map<String, Value>,
     path: &str,
-    issues: &mut Vec<String>,
+    issues: &mut Vec<Issue>,
 ) -> Status {
     let mut status = Status::Valid;
     let Some(Value::Object(properties)) = schema.get("properties") else {
@@ -275,14 +320,14 @@ fn check_object_properties(
     status
 }
 
-fn type_mismatch(expected: &str, value: &Value, path: &str, issues: &mut Vec<String>) -> Status {
+fn type_mismatch(expected: &str, value: &Value, path: &str, issues: &mut Vec<Issue>) -> Status {
     push_issue(issues, path, &format!("Expected {expected}, received {}", received_type(value)));
     Status::Aborted
 }
 
 /// Records the failed constraints of a value whose type matched: none leaves it valid, any makes
 /// it dirty.
-fn report_constraints(messages: &[String], path: &str, issues: &mut Vec<String>) -> Status {
+fn report_constraints(messages: &[String], path: &str, issues: &mut Vec<Issue>) -> Status {
     if messages.is_empty() {
         return Status::Valid;
     }
@@ -330,8 +375,8 @@ fn join_path(path: &str, segment: &str) -> String {
     format!("{path}.{segment}")
 }
 
-fn push_issue(issues: &mut Vec<String>, path: &str, message: &str) {
-    issues.push(format!("{path}: {message}"));
+fn push_issue(issues: &mut Vec<Issue>, path: &str, message: &str) {
+    issues.push(Issue { path: path.to_string(), message: message.to_string(), received: None });
 }
 
 #[cfg(test)]
@@ -344,13 +389,13 @@ mod tests {
 
     fn schema_of(tool: &str) -> Value {
         let specs = tool_specs(true);
-        let spec = specs.iter().find(|it| it.name == tool).expect("tool in catalog");
+        let spec = specs.iter().find(|it| it.tool.name == tool).expect("tool in catalog");
         spec.input_schema.clone()
     }
 
     fn run(tool: &str, args: Value) -> Result<Map<String, Value>, String> {
         let args = args.as_object().cloned().expect("test arguments are an object");
-        validate(tool, &schema_of(tool), args)
+        validate(tool, &schema_of(tool), args).map_err(|invalid| invalid.message())
     }
 
     /// Asserts that `args` fail for `tool` with exactly `issues` after the standard prefix.
@@ -363,6 +408,21 @@ mod tests {
     fn check_ok(tool: &str, args: Value, expected: Value) {
         let output = run(tool, args).expect("arguments should be accepted");
         assert_eq!(Value::Object(output).to_string(), expected.to_string());
+    }
+
+    #[test]
+    fn the_log_never_sees_a_received_enum_value() {
+        let args = json!({"prompt": "p", "effort": "sk-live-SECRET"});
+        let args = args.as_object().cloned().unwrap();
+        let invalid = validate("gemini-ask", &schema_of("gemini-ask"), args).unwrap_err();
+        assert_eq!(
+            invalid.message(),
+            "Invalid arguments for gemini-ask: effort: Invalid enum value. Expected 'low' | 'medium' | 'high', received 'sk-live-SECRET'"
+        );
+        assert_eq!(
+            invalid.log_message(),
+            "Invalid arguments for gemini-ask: effort: Invalid enum value. Expected 'low' | 'medium' | 'high', received <14 chars>"
+        );
     }
 
     #[test]
@@ -719,7 +779,8 @@ mod tests {
         );
         let args = json!({"inner": {"name": "a"}, "tags": {"a": "x"}});
         let err = validate("t", &schema, args.as_object().expect("object").clone())
-            .expect_err("rejected");
+            .expect_err("rejected")
+            .message();
         assert_eq!(
             err,
             "Invalid arguments for t: inner.name: String must contain at least 2 character(s), \
@@ -727,7 +788,8 @@ mod tests {
         );
         let args = json!({"inner": {}});
         let err = validate("t", &schema, args.as_object().expect("object").clone())
-            .expect_err("rejected");
+            .expect_err("rejected")
+            .message();
         assert_eq!(err, "Invalid arguments for t: inner.name: Required");
     }
 
@@ -742,7 +804,8 @@ mod tests {
         });
         let args = json!({"x": "ab"});
         let err = validate("t", &schema, args.as_object().expect("object").clone())
-            .expect_err("rejected");
+            .expect_err("rejected")
+            .message();
         assert_eq!(err, "Invalid arguments for t: x: String must contain at least 3 character(s)");
     }
 
@@ -757,11 +820,13 @@ mod tests {
         assert!(validate("t", &schema, args.as_object().expect("object").clone()).is_ok());
         let args = json!({"s": "é"});
         let err = validate("t", &schema, args.as_object().expect("object").clone())
-            .expect_err("rejected");
+            .expect_err("rejected")
+            .message();
         assert_eq!(err, "Invalid arguments for t: s: String must contain at least 2 character(s)");
         let args = json!({"s": "abc"});
         let err = validate("t", &schema, args.as_object().expect("object").clone())
-            .expect_err("rejected");
+            .expect_err("rejected")
+            .message();
         assert_eq!(err, "Invalid arguments for t: s: String must contain at most 2 character(s)");
     }
 

@@ -9,6 +9,9 @@ mod util;
 // Transport, JSON-RPC strictness, lifecycle of both protocol eras.
 mod protocol;
 
+// The design card: worker pool, backpressure, duplicate ids, nothing outliving its call.
+mod core;
+
 // The execution engine: children, failures, timeouts, cancellation, shutdown, concurrency.
 mod engine;
 

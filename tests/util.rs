@@ -65,11 +65,19 @@ pub fn fixtures() -> PathBuf {
 pub struct Setup {
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// A command the relay runs under (`prlimit ... --`), if any.
+    pub wrapper: Vec<String>,
 }
 
 impl Setup {
     pub fn new() -> Setup {
-        Setup { env: Vec::new(), cwd: None }
+        Setup { env: Vec::new(), cwd: None, wrapper: Vec::new() }
+    }
+
+    /// Runs the relay as the last argument of `wrapper` (which must exec it, as `prlimit` does).
+    pub fn wrapped(mut self, wrapper: &[&str]) -> Setup {
+        self.wrapper = wrapper.iter().map(|arg| arg.to_string()).collect();
+        self
     }
 
     pub fn env(mut self, key: &str, value: impl AsRef<str>) -> Setup {
@@ -109,7 +117,14 @@ pub struct Relay {
 impl Relay {
     fn spawn(setup: Setup) -> Relay {
         let home = TempDir::new("home");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gemini-relay"));
+        let mut cmd = match setup.wrapper.split_first() {
+            None => Command::new(env!("CARGO_BIN_EXE_gemini-relay")),
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(env!("CARGO_BIN_EXE_gemini-relay"));
+                cmd
+            }
+        };
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &home.path)

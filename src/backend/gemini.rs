@@ -5,10 +5,10 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::{PINNED_MODEL, Request};
-use crate::call::Ctx;
-use crate::exec::Failure;
-use crate::{changemode, files};
+use crate::backend::PINNED_MODEL;
+use crate::backend::options::RunOptions;
+use crate::backend::prepare::Prepared;
+use crate::exec::{Command, Failure, Runner};
 
 /// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`, §3.3).
 const NAME: &str = "gemini";
@@ -35,20 +35,15 @@ pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
     args
 }
 
-/// Runs one prompt. Only the jail check applies: the Gemini CLI inlines `@` references itself.
-pub fn run(ctx: &Ctx<'_>, request: Request) -> Result<String, String> {
-    let prompt = match request.change_mode {
-        true => changemode::prompt::prepare_change_mode_prompt(&request.prompt),
-        false => request.prompt,
-    };
-    let root =
-        std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    files::assert_safe_file_references(&prompt, &root)?;
-
-    let prompt = Arc::new(prompt);
-    let options = &request.options;
+/// Runs one prepared prompt (its `@` references are only checked: the Gemini CLI reads them).
+pub fn run(
+    runner: &Runner<'_>,
+    prepared: Prepared,
+    options: &RunOptions,
+) -> Result<String, String> {
+    let prompt = Arc::new(prepared.prompt);
     let model = options.model.as_deref();
-    let failure = match execute(ctx, &args(model, options.sandbox), &prompt) {
+    let failure = match execute(runner, &args(model, options.sandbox), &prompt) {
         Ok(text) => return Ok(text),
         Err(failure) => failure,
     };
@@ -61,7 +56,7 @@ pub fn run(ctx: &Ctx<'_>, request: Request) -> Result<String, String> {
     }
     log::warn!("{QUOTA_MARKER}. Falling back to {PINNED_MODEL}.");
     log::debug!("Status: ⚡ Retrying with Gemini 2.5 Flash...");
-    match execute(ctx, &args(Some(PINNED_MODEL), options.sandbox), &prompt) {
+    match execute(runner, &args(Some(PINNED_MODEL), options.sandbox), &prompt) {
         Ok(text) => {
             log::debug!("Status: ✅ Flash model completed successfully");
             Ok(text)
@@ -74,16 +69,13 @@ pub fn run(ctx: &Ctx<'_>, request: Request) -> Result<String, String> {
 }
 
 /// `gemini --help`, for `gemini-help`.
-pub fn help(ctx: &Ctx<'_>) -> Result<String, Failure> {
-    ctx.execute(ctx.cli(NAME, OsStr::new(NAME), &["--help".to_string()], None))
+pub fn help(runner: &Runner<'_>) -> Result<String, Failure> {
+    runner.execute(command(&["--help".to_string()], None))
 }
 
 /// `gemini --version`, for the doctor.
-pub fn version(ctx: &Ctx<'_>, timeout: Duration) -> Result<String, Failure> {
-    let args = ["--version".to_string()];
-    let mut spec = ctx.cli(NAME, OsStr::new(NAME), &args, None);
-    spec.timeout = timeout;
-    ctx.execute(spec)
+pub fn version(runner: &Runner<'_>, timeout: Duration) -> Result<String, Failure> {
+    runner.execute_within(command(&["--version".to_string()], None), timeout)
 }
 
 /// §4.2 step 4: a diagnostic line when the CLI reports `RESOURCE_EXHAUSTED`.
@@ -107,8 +99,12 @@ fn log_quota_error(message: &str, model: Option<&str>) {
     );
 }
 
-fn execute(ctx: &Ctx<'_>, args: &[String], prompt: &Arc<String>) -> Result<String, Failure> {
-    ctx.execute(ctx.cli(NAME, OsStr::new(NAME), args, Some(prompt.clone())))
+fn execute(runner: &Runner<'_>, args: &[String], prompt: &Arc<String>) -> Result<String, Failure> {
+    runner.execute(command(args, Some(prompt.clone())))
+}
+
+fn command(args: &[String], stdin: Option<Arc<String>>) -> Command<'_> {
+    Command { name: NAME, program: OsStr::new(NAME), args, stdin }
 }
 
 #[cfg(test)]

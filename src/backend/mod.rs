@@ -1,17 +1,20 @@
 //! Backend selection and the model-run entry point (§3.1-§3.6): which CLI answers, the one-shot
-//! migration notice and its delivery, capability notices, and `run_with_backend`.
+//! migration notice and its delivery, capability notices, and `run_with_backend`, which prepares the
+//! prompt in one place and hands it to the backend with the call's runner.
 
 pub mod agy;
 pub mod gemini;
+pub mod options;
+pub mod prepare;
 
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::backend::agy::AgyOptions;
-use crate::backend::agy::caps::AgyCaps;
-use crate::call::Ctx;
-use crate::queue::AgyQueue;
+use crate::backend::agy::Agy;
+use crate::backend::options::RunOptions;
+use crate::config::Config;
+use crate::exec::Runner;
+use crate::queue::Turn;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
 pub const RETIREMENT_SECS: u64 = 1_781_740_800;
@@ -37,14 +40,12 @@ pub struct Capabilities {
     pub sandbox_isolates: bool,
 }
 
-/// Process-wide backend state: the migration notice, the resolved agy binary, agy's capability
-/// probe (run once, by the first agy run) and the agy queue.
-#[derive(Default)]
+/// Process-wide backend state: the configured choice, the migration notice and agy's own state.
 pub struct Backends {
+    /// `GEMINI_MCP_BACKEND`, trimmed and lower-cased (empty when unset).
+    choice: String,
     notice: Mutex<NoticeState>,
-    agy_program: OnceLock<PathBuf>,
-    pub(crate) agy_caps: OnceLock<AgyCaps>,
-    pub queue: AgyQueue,
+    pub agy: Agy,
 }
 
 #[derive(Default)]
@@ -53,11 +54,13 @@ struct NoticeState {
     delivered: bool,
 }
 
-/// One model run: the prompt and the options the tool passes.
+/// One model run: the prompt and the options the tool passes, and the call's agy queue turn (the
+/// call holds one when the active backend is agy).
 pub struct Request {
     pub prompt: String,
-    pub options: AgyOptions,
+    pub options: RunOptions,
     pub change_mode: bool,
+    pub turn: Option<Turn>,
 }
 
 /// What `run_with_backend` returns.
@@ -97,21 +100,21 @@ impl Backend {
 }
 
 impl Backends {
-    /// §3.1 and §3.2: the backend for this call and the pending migration notice, if any.
-    /// `explicit` is `GEMINI_MCP_BACKEND`; `now` is injectable for tests.
-    pub fn select(&self, explicit: Option<&str>, now: SystemTime) -> (Backend, Vec<String>) {
-        let explicit = explicit.unwrap_or("").trim().to_lowercase();
-        let backend = match explicit.as_str() {
-            "" if is_retired(now) => Backend::Agy,
-            "" => Backend::Gemini,
-            "agy" | "antigravity" => Backend::Agy,
-            "gemini" => Backend::Gemini,
-            other => {
-                log::warn!("Unknown GEMINI_MCP_BACKEND=\"{other}\", falling back to gemini.");
-                Backend::Gemini
-            }
-        };
-        if !explicit.is_empty() {
+    pub fn new(config: &Config) -> Backends {
+        Backends { choice: config.backend.clone(), notice: Mutex::default(), agy: Agy::new(config) }
+    }
+
+    /// §3.1 and §3.2: the backend for a call and the pending migration notice, if any; `now` is
+    /// injectable for tests.
+    pub fn select_at(&self, now: SystemTime) -> (Backend, Vec<String>) {
+        let backend = self.active_at(now);
+        if !matches!(self.choice.as_str(), "" | "agy" | "antigravity" | "gemini") {
+            log::warn!(
+                "Unknown GEMINI_MCP_BACKEND=\"{}\", falling back to gemini.",
+                crate::redact::escape_controls(&self.choice)
+            );
+        }
+        if !self.choice.is_empty() {
             return (backend, Vec::new());
         }
         let mut state = self.notice.lock().unwrap_or_else(|e| e.into_inner());
@@ -128,9 +131,23 @@ impl Backends {
         (backend, notice.into_iter().collect())
     }
 
-    /// The selection for this call from the process environment and clock.
-    pub fn select_now(&self) -> (Backend, Vec<String>) {
-        self.select(std::env::var("GEMINI_MCP_BACKEND").ok().as_deref(), SystemTime::now())
+    /// The selection for a call now.
+    pub fn select(&self) -> (Backend, Vec<String>) {
+        self.select_at(SystemTime::now())
+    }
+
+    /// The backend a call would get now, without notices or warnings (to route the call).
+    pub fn active(&self) -> Backend {
+        self.active_at(SystemTime::now())
+    }
+
+    fn active_at(&self, now: SystemTime) -> Backend {
+        match self.choice.as_str() {
+            "" if is_retired(now) => Backend::Agy,
+            "" => Backend::Gemini,
+            "agy" | "antigravity" => Backend::Agy,
+            _ => Backend::Gemini,
+        }
     }
 
     /// §3.6: prefixes `⚠️ <notice>` lines; emitting the pending migration notice spends it.
@@ -147,48 +164,37 @@ impl Backends {
         let lines: Vec<String> = notices.iter().map(|n| format!("⚠️ {n}")).collect();
         format!("{}\n\n{body}", lines.join("\n"))
     }
-
-    /// §3.3 (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else `agy` on PATH.
-    /// Resolved once per process.
-    pub fn agy_program(&self) -> &PathBuf {
-        self.agy_program.get_or_init(|| {
-            if let Ok(path) = std::env::var("AGY_CLI_PATH") {
-                let path = path.trim();
-                if !path.is_empty() {
-                    return PathBuf::from(path);
-                }
-            }
-            if let Some(home) = home_dir() {
-                let local = home.join(".local/bin/agy");
-                if local.exists() {
-                    return local;
-                }
-            }
-            PathBuf::from("agy")
-        })
-    }
 }
 
-/// Runs one prompt through the active backend (§3.5).
-pub fn run_with_backend(ctx: &Ctx<'_>, mut request: Request) -> Result<Reply, String> {
-    let backends = &ctx.services.backends;
-    let (backend, mut notices) = backends.select_now();
-    if backend != Backend::Agy {
-        if let Some(ticket) = ctx.call.take_ticket() {
-            backends.queue.release(ticket);
-        }
-    }
-    notices.extend(capability_notices(backend, &mut request.options));
+/// Runs one prompt through the active backend (§3.5): capability notices, the prompt prepared for
+/// that backend, then its run with the call's runner.
+pub fn run_with_backend(
+    backends: &Backends,
+    runner: &Runner<'_>,
+    request: Request,
+) -> Result<Reply, String> {
+    let Request { prompt, mut options, change_mode, turn } = request;
+    let (backend, mut notices) = backends.select();
+    notices.extend(capability_notices(backend, &mut options));
+    let prepared = prepare::prepare(prompt, change_mode, backend, runner)?;
     let (text, more, conversation_id) = match backend {
-        Backend::Agy => agy::run::run(ctx, request)?,
-        Backend::Gemini => (gemini::run(ctx, request)?, Vec::new(), None),
+        Backend::Agy => {
+            let Some(turn) = turn else {
+                return Err("internal error: an agy run without its queue turn".to_string());
+            };
+            backends.agy.run(runner, prepared, &options, turn)?
+        }
+        Backend::Gemini => {
+            drop(turn);
+            (gemini::run(runner, prepared, &options)?, Vec::new(), None)
+        }
     };
     notices.extend(more);
     Ok(Reply { text, notices, backend, conversation_id })
 }
 
 /// §3.5 step 2: notices for options the backend cannot honour, dropping those it ignores.
-fn capability_notices(backend: Backend, options: &mut AgyOptions) -> Vec<String> {
+fn capability_notices(backend: Backend, options: &mut RunOptions) -> Vec<String> {
     let caps = backend.capabilities();
     let name = backend.name();
     let mut notices = Vec::new();
@@ -216,11 +222,6 @@ fn capability_notices(backend: Backend, options: &mut AgyOptions) -> Vec<String>
     notices
 }
 
-/// The user's home directory (`HOME`).
-pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
-}
-
 fn is_retired(now: SystemTime) -> bool {
     now >= UNIX_EPOCH + Duration::from_secs(RETIREMENT_SECS)
 }
@@ -239,45 +240,53 @@ mod tests {
         UNIX_EPOCH + Duration::from_secs(secs)
     }
 
+    /// Backends configured with `GEMINI_MCP_BACKEND` set to `choice` (`None`: unset).
+    fn backends(choice: Option<&str>) -> Backends {
+        let config = Config::from_env(|name| match name {
+            "GEMINI_MCP_BACKEND" => choice.map(str::to_string),
+            _ => None,
+        });
+        Backends::new(&config)
+    }
+
     const AFTER: u64 = RETIREMENT_SECS + 86_400;
     const BEFORE_FAR: u64 = RETIREMENT_SECS - 60 * 86_400;
     const COUNTDOWN: u64 = RETIREMENT_SECS - 8 * 86_400; // 2026-06-10
 
     #[test]
     fn date_aware_default() {
-        let b = Backends::default();
-        assert_eq!(b.select(None, at(BEFORE_FAR)).0, Backend::Gemini);
-        assert_eq!(b.select(Some(""), at(BEFORE_FAR)).0, Backend::Gemini);
-        assert_eq!(b.select(None, at(AFTER)).0, Backend::Agy);
-        assert_eq!(b.select(None, at(RETIREMENT_SECS)).0, Backend::Agy);
+        assert_eq!(backends(None).select_at(at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(backends(Some("")).select_at(at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(backends(None).select_at(at(AFTER)).0, Backend::Agy);
+        assert_eq!(backends(None).select_at(at(RETIREMENT_SECS)).0, Backend::Agy);
     }
 
     #[test]
     fn explicit_values() {
-        let b = Backends::default();
-        assert_eq!(b.select(Some("gemini"), at(AFTER)), (Backend::Gemini, vec![]));
-        assert_eq!(b.select(Some(" Antigravity "), at(BEFORE_FAR)), (Backend::Agy, vec![]));
-        assert_eq!(b.select(Some("AGY"), at(BEFORE_FAR)), (Backend::Agy, vec![]));
-        assert_eq!(b.select(Some("bogus"), at(AFTER)), (Backend::Gemini, vec![]));
+        let select = |choice: &str, now| backends(Some(choice)).select_at(now);
+        assert_eq!(select("gemini", at(AFTER)), (Backend::Gemini, vec![]));
+        assert_eq!(select(" Antigravity ", at(BEFORE_FAR)), (Backend::Agy, vec![]));
+        assert_eq!(select("AGY", at(BEFORE_FAR)), (Backend::Agy, vec![]));
+        assert_eq!(select("bogus", at(AFTER)), (Backend::Gemini, vec![]));
     }
 
     #[test]
     fn retired_notice_is_shown_once_when_delivered() {
-        let b = Backends::default();
-        let (_, notices) = b.select(None, at(AFTER));
+        let b = backends(None);
+        let (_, notices) = b.select_at(at(AFTER));
         assert_eq!(notices, [RETIRED_NOTICE]);
         // Producing it again without delivering does not spend it.
-        assert_eq!(b.select(None, at(AFTER)).1, [RETIRED_NOTICE]);
-        assert_eq!(b.select(None, at(AFTER)).1, [RETIRED_NOTICE]);
+        assert_eq!(b.select_at(at(AFTER)).1, [RETIRED_NOTICE]);
+        assert_eq!(b.select_at(at(AFTER)).1, [RETIRED_NOTICE]);
         let body = b.with_notices(&notices, "hello");
         assert_eq!(body, format!("⚠️ {RETIRED_NOTICE}\n\nhello"));
-        assert!(b.select(None, at(AFTER)).1.is_empty());
+        assert!(b.select_at(at(AFTER)).1.is_empty());
     }
 
     #[test]
     fn countdown_notice_before_retirement() {
-        let b = Backends::default();
-        let (backend, notices) = b.select(None, at(COUNTDOWN));
+        let b = backends(None);
+        let (backend, notices) = b.select_at(at(COUNTDOWN));
         assert_eq!(backend, Backend::Gemini);
         assert_eq!(
             notices,
@@ -286,13 +295,13 @@ mod tests {
             ]
         );
         b.with_notices(&notices, "x");
-        assert!(b.select(None, at(COUNTDOWN)).1.is_empty());
-        assert!(Backends::default().select(None, at(BEFORE_FAR)).1.is_empty());
+        assert!(b.select_at(at(COUNTDOWN)).1.is_empty());
+        assert!(backends(None).select_at(at(BEFORE_FAR)).1.is_empty());
     }
 
     #[test]
     fn with_notices_formats() {
-        let b = Backends::default();
+        let b = backends(None);
         assert_eq!(b.with_notices(&[], "hello"), "hello");
         assert_eq!(b.with_notices(&["a".into(), "b".into()], "body"), "⚠️ a\n⚠️ b\n\nbody");
     }
@@ -309,12 +318,12 @@ mod tests {
 
     #[test]
     fn capability_notices_per_backend() {
-        let mut options = AgyOptions {
+        let mut options = RunOptions {
             effort: Some("high".into()),
             mode: Some("plan".into()),
             json_schema: Some(serde_json::json!({"type": "object"})),
             sandbox: true,
-            ..AgyOptions::default()
+            ..RunOptions::default()
         };
         let gemini = capability_notices(Backend::Gemini, &mut options.clone());
         assert_eq!(

@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use crate::files::glob::Glob;
 use crate::files::inline::Inliner;
@@ -30,7 +31,11 @@ pub fn assert_safe_file_references(prompt: &str, root: &Path) -> Result<(), Stri
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
 ///
 /// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text (SPEC §5.3).
-pub fn inline_file_references<'a>(prompt: &'a str, root: &Path) -> Result<Cow<'a, str>, String> {
+pub fn inline_file_references<'a>(
+    prompt: &'a str,
+    root: &Path,
+    _stop: &AtomicBool,
+) -> Result<Cow<'a, str>, String> {
     let project = Project::new(root);
     project.assert_safe(prompt)?;
     let tokens = scan::inline_tokens(prompt);
@@ -225,7 +230,7 @@ mod tests {
 
     /// Inlines `prompt` against the project, panicking on a refusal.
     fn inline(project: &TempDir, prompt: &str) -> String {
-        match inline_file_references(prompt, project.path()) {
+        match inline_file_references(prompt, project.path(), &AtomicBool::new(false)) {
             Ok(it) => it.into_owned(),
             Err(err) => panic!("inlining {prompt:?} failed: {err}"),
         }
@@ -251,7 +256,10 @@ mod tests {
     fn check_refused(project: &TempDir, prompt: &str, what: &str, reference: &str) {
         let expected = refusal(project, what, reference);
         assert_eq!(assert_safe_file_references(prompt, project.path()), Err(expected.clone()));
-        assert_eq!(inline_file_references(prompt, project.path()), Err(expected));
+        assert_eq!(
+            inline_file_references(prompt, project.path(), &AtomicBool::new(false)),
+            Err(expected)
+        );
     }
 
     /// Asserts that the jail accepts `prompt` and inlining returns it unchanged.
@@ -274,7 +282,11 @@ mod tests {
 
     fn is_root() -> bool {
         // SAFETY: geteuid has no preconditions and cannot fail.
-        unsafe { libc::geteuid() == 0 }
+        // SAFETY: geteuid(2) takes no arguments and cannot fail.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::geteuid() == 0
+        }
     }
 
     #[test]
@@ -623,7 +635,10 @@ mod tests {
         let fifo =
             std::ffi::CString::new(project.path().join("pipe").as_os_str().as_bytes()).unwrap();
         // SAFETY: `fifo` is a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
+        #[allow(unsafe_code)]
+        let made = unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) };
+        assert_eq!(made, 0);
         check_unchanged(&project, "@pipe");
         check_inlined(&project, "@.", &["BEGIN FILE: a.ts"], &["pipe"]);
     }
@@ -651,7 +666,7 @@ mod tests {
         let holder = TempDir::new();
         holder.link("project", project.path());
         let root = holder.path().join("project");
-        let out = inline_file_references("@a.ts and @.", &root).unwrap();
+        let out = inline_file_references("@a.ts and @.", &root, &AtomicBool::new(false)).unwrap();
         assert_eq!(out.matches("BEGIN FILE: a.ts -----").count(), 2);
         let expected = format!(
             "Refusing @file reference outside the project directory: \"@../x\". Only files within {} may be referenced.",
@@ -671,7 +686,7 @@ mod tests {
             Err(expected.into())
         );
         assert_eq!(
-            inline_file_references("@.", Path::new("/")),
+            inline_file_references("@.", Path::new("/"), &AtomicBool::new(false)),
             Ok(std::borrow::Cow::Borrowed("@."))
         );
     }
@@ -737,7 +752,7 @@ mod tests {
             let len = rng.next() % 12;
             let prompt: String =
                 (0..len).map(|_| pieces[(rng.next() % pieces.len() as u64) as usize]).collect();
-            match inline_file_references(&prompt, project.path()) {
+            match inline_file_references(&prompt, project.path(), &AtomicBool::new(false)) {
                 Ok(out) => assert!(!out.contains("TOP-SECRET"), "{prompt:?} leaked"),
                 Err(err) => assert!(err.starts_with("Refusing @file reference "), "{err}"),
             }
@@ -752,7 +767,7 @@ mod tests {
         for prompt in ["@".repeat(MB), "*".repeat(MB), "@*".repeat(MB / 2), "a@".repeat(MB / 2)] {
             let started = Instant::now();
             assert_eq!(
-                inline_file_references(&prompt, project.path()).as_deref(),
+                inline_file_references(&prompt, project.path(), &AtomicBool::new(false)).as_deref(),
                 Ok(prompt.as_str())
             );
             assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());

@@ -5,11 +5,21 @@ use serde_json::{Map, Value};
 
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::catalog::Lane;
 use crate::changemode;
 use crate::js;
 use crate::tools::{bool_arg, run_options, str_arg};
 
 const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
+
+/// The cached-chunk shortcut (§2.4.1 step 2) answers from the chunk cache without a model run, so
+/// it is cheap; every other call runs the model.
+pub fn lane(args: &Map<String, Value>) -> Lane {
+    let shortcut = bool_arg(args, "changeMode")
+        && str_arg(args, "chunkCacheKey").is_some_and(|key| !key.is_empty())
+        && args.get("chunkIndex").is_some_and(|i| changemode::parse_chunk_index(i).is_given());
+    if shortcut { Lane::Inline } else { Lane::Model }
+}
 
 pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String> {
     // The prompt is moved out, never copied: it may be many megabytes.
@@ -34,7 +44,8 @@ pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String
     let has_schema = options.json_schema_arg().is_some();
     // changeMode keys its chunk cache by the prompt, so only then is a copy kept.
     let kept = change_mode.then(|| prompt.clone());
-    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode })?;
+    let request = Request { prompt, options, change_mode, turn: ctx.take_turn() };
+    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
     let backends = &ctx.services.backends;
     if change_mode {
         let body = changemode::process_change_mode_output(

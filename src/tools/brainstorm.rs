@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::backend::agy::AgyOptions;
+use crate::backend::options::RunOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::js;
@@ -206,14 +206,15 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         include_analysis: args.get("includeAnalysis").and_then(Value::as_bool).unwrap_or(true),
     };
     log::debug!("{}", debug_line(methodology, domain));
-    ctx.call.report(&progress_message(idea_count, methodology));
-    let options = AgyOptions {
+    ctx.report(&progress_message(idea_count, methodology));
+    let options = RunOptions {
         model: str_arg(args, "model").map(str::to_string),
         effort: str_arg(args, "effort").map(str::to_string),
-        ..AgyOptions::default()
+        ..RunOptions::default()
     };
     let prompt = brainstorm_prompt(&request);
-    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode: false })?;
+    let request = Request { prompt, options, change_mode: false, turn: ctx.take_turn() };
+    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::backend::{agy, gemini};
+use crate::backend::gemini;
 use crate::call::Ctx;
 use crate::exec::Failure;
 use crate::js::{
@@ -267,17 +267,17 @@ const USAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Runs gemini-doctor's probes and renders the report; the flag is the verdict ("System Ready").
 pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
     let backends = &ctx.services.backends;
-    let (backend, _) = backends.select_now();
-    let agy_path = backends.agy_program().display().to_string();
-    let agy_version = first_line(agy::run::version(ctx, VERSION_TIMEOUT));
-    let gemini_version = first_line(gemini::version(ctx, VERSION_TIMEOUT));
+    let runner = ctx.runner();
+    let (backend, _) = backends.select();
+    let agy_path = backends.agy.program().display().to_string();
+    let agy_version = first_line(backends.agy.version(&runner, VERSION_TIMEOUT));
+    let gemini_version = first_line(gemini::version(&runner, VERSION_TIMEOUT));
     let usage = login_and_quota(backend.name(), agy_version.is_some(), || {
-        agy::run::usage(ctx, USAGE_TIMEOUT).map_err(|failure| failure.message().to_string())
+        backends.agy.usage(&runner, USAGE_TIMEOUT).map_err(|failure| failure.message().to_string())
     });
-    let env_backend = std::env::var("GEMINI_MCP_BACKEND").ok();
     let facts = DoctorFacts {
         backend: crate::tools::models::info(backend),
-        source: backend_source(env_backend.as_deref()),
+        source: backend_source(ctx.services.config.raw("GEMINI_MCP_BACKEND")),
         agy: CliProbe {
             found: agy_version.is_some(),
             version: agy_version.as_deref().unwrap_or_default(),

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
-use crate::backend::agy::AgyOptions;
+use crate::backend::options::RunOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::files::resolve_lexically;
@@ -259,17 +259,18 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let start = SystemTime::now();
     let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_ASPECT_RATIO);
     let size = str_arg(args, "size");
-    ctx.call.report(&progress_message(aspect_ratio));
+    ctx.report(&progress_message(aspect_ratio));
     let options =
-        AgyOptions { model: Some(backend::PINNED_MODEL.to_string()), ..AgyOptions::default() };
+        RunOptions { model: Some(backend::PINNED_MODEL.to_string()), ..RunOptions::default() };
+    let prompt_text = image_prompt(prompt, aspect_ratio, size);
     let request =
-        Request { prompt: image_prompt(prompt, aspect_ratio, size), options, change_mode: false };
-    let reply = backend::run_with_backend(ctx, request)?;
+        Request { prompt: prompt_text, options, change_mode: false, turn: ctx.take_turn() };
+    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let found = find_image_in_reply(&reply.text, &cwd).or_else(|| {
-        let home = backend::home_dir()?;
-        newest_brain_image(&brain_dir(&home), start)
+        let home = ctx.services.config.home.as_deref()?;
+        newest_brain_image(&brain_dir(home), start)
     });
     let mut image = found;
     let mut saved_to = None;

@@ -1,6 +1,6 @@
 //! gemini-models rendering: the backend capability summary, the model list and backend notices.
 
-use crate::backend::{Backend, agy, gemini};
+use crate::backend::{Backend, gemini};
 use crate::call::Ctx;
 
 /// What the report needs to know about the active backend (SPEC §3.1 capability flags).
@@ -95,9 +95,10 @@ const FALLBACK_MODEL_LINES: &str = "  \u{2022} **gemini-3.8-flash-high**: Gemini
 /// Runs gemini-models: the active backend's capabilities and models. The migration notice is
 /// shown but not spent.
 pub fn run(ctx: &Ctx<'_>) -> String {
-    let (backend, notices) = ctx.services.backends.select_now();
+    let backends = &ctx.services.backends;
+    let (backend, notices) = backends.select();
     let models = match backend {
-        Backend::Agy => agy::run::list_models(ctx),
+        Backend::Agy => backends.agy.list_models(&ctx.runner()),
         Backend::Gemini => gemini::list_models(),
     };
     render_models(&info(backend), &models, &notices)

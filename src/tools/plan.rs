@@ -63,11 +63,12 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         return Err(BLANK_TASK_ERROR.to_string());
     }
     let prompt = planning_prompt(task, str_arg(args, "context"));
-    ctx.call.report(PLAN_PROGRESS);
+    ctx.report(PLAN_PROGRESS);
     let mut options = run_options(args);
     options.model = Some(plan_model(str_arg(args, "model")).to_string());
     options.mode = Some("plan".to_string());
-    let reply = backend::run_with_backend(ctx, Request { prompt, options, change_mode: false })?;
+    let request = Request { prompt, options, change_mode: false, turn: ctx.take_turn() };
+    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 

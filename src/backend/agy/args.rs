@@ -1,8 +1,8 @@
 //! The agy argument vector and stdin payload (SPEC §3.4.3, §3.4.4, D10) and the PTY-recovery helpers
 //! (§3.4.10).
 
-use crate::backend::agy::AgyOptions;
 use crate::backend::agy::caps::AgyCaps;
+use crate::backend::options::RunOptions;
 use crate::js;
 
 /// The longest prompt, in bytes, passed as one argv element (the kernel's per-element limit, D10).
@@ -38,7 +38,7 @@ pub fn is_slash_command(final_prompt: &str, allow_slash_commands: bool) -> bool 
 }
 
 /// The option flags 1-10 of SPEC §3.4.3, each only when set and advertised, in that order.
-pub fn build_agy_args(opts: &AgyOptions, caps: &AgyCaps) -> Vec<String> {
+pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
     let mut args = Vec::new();
     let mut push = |flag: &str, value: Option<String>| {
         args.push(flag.to_string());
@@ -82,7 +82,7 @@ pub fn build_agy_args(opts: &AgyOptions, caps: &AgyCaps) -> Vec<String> {
 /// The full argv (flags 1-13) and stdin for one run; `Err` is D10's prompt-too-long text.
 pub fn invocation(
     final_prompt: &str,
-    opts: &AgyOptions,
+    opts: &RunOptions,
     caps: &AgyCaps,
     print_timeout: &str,
 ) -> Result<AgyInvocation, String> {
@@ -149,12 +149,6 @@ pub fn sh_single_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// Whether `AGY_MCP_PTY` enables PTY recovery: `1`, `true` or `yes` (trimmed, any case).
-pub fn pty_enabled(v: Option<&str>) -> bool {
-    let Some(v) = v else { return false };
-    matches!(js::trim(v).to_lowercase().as_str(), "1" | "true" | "yes")
-}
-
 /// The shell command line `script` runs: the agy path and every argument, each single-quoted.
 pub fn pty_inner_command(agy_path: &str, args: &[String]) -> String {
     let mut words = vec![sh_single_quote(agy_path)];
@@ -188,21 +182,21 @@ mod tests {
 
     const S: &str = "--input-format stream-json --output-format stream-json --print-timeout 2640s";
 
-    fn opts() -> AgyOptions {
-        AgyOptions::default()
+    fn opts() -> RunOptions {
+        RunOptions::default()
     }
 
     /// Options with slash commands allowed, so flag 7 stays out of the way.
-    fn slash_opts() -> AgyOptions {
-        AgyOptions { allow_slash_commands: true, ..AgyOptions::default() }
+    fn slash_opts() -> RunOptions {
+        RunOptions { allow_slash_commands: true, ..RunOptions::default() }
     }
 
-    fn check_args(opts: &AgyOptions, caps: &AgyCaps, expect: &[&str]) {
+    fn check_args(opts: &RunOptions, caps: &AgyCaps, expect: &[&str]) {
         assert_eq!(build_agy_args(opts, caps), expect, "options: {opts:?}");
     }
 
     /// Checks the space-joined argv and the stdin payload of a full invocation.
-    fn check_run(prompt: &str, opts: &AgyOptions, caps: &AgyCaps, argv: &str, stdin: Option<&str>) {
+    fn check_run(prompt: &str, opts: &RunOptions, caps: &AgyCaps, argv: &str, stdin: Option<&str>) {
         let inv = invocation(prompt, opts, caps, "2640s").unwrap();
         assert_eq!(inv.args.join(" "), argv, "prompt {prompt:?}, options {opts:?}");
         assert_eq!(inv.stdin.as_deref(), stdin);
@@ -216,7 +210,7 @@ mod tests {
     #[test]
     fn model_pass_through_and_aliases() {
         let all = AgyCaps::all();
-        let model = |m: &str| AgyOptions { model: Some(m.to_string()), ..slash_opts() };
+        let model = |m: &str| RunOptions { model: Some(m.to_string()), ..slash_opts() };
         check_args(&model("gemini-3.1-pro-low"), &all, &["--model", "gemini-3.1-pro-low"]);
         check_args(&model("pro"), &all, &["--model", "gemini-3.1-pro-high"]);
         check_args(&model("flash"), &all, &["--model", "gemini-3.8-flash-high"]);
@@ -242,7 +236,7 @@ mod tests {
     #[test]
     fn single_option_flags() {
         let all = AgyCaps::all();
-        let set = |f: fn(&mut AgyOptions)| {
+        let set = |f: fn(&mut RunOptions)| {
             let mut o = slash_opts();
             f(&mut o);
             o
@@ -271,7 +265,7 @@ mod tests {
 
     #[test]
     fn agent_only_when_advertised() {
-        let o = AgyOptions { agent: Some("reviewer".into()), ..slash_opts() };
+        let o = RunOptions { agent: Some("reviewer".into()), ..slash_opts() };
         check_args(&o, &AgyCaps { agent_flag: false, ..AgyCaps::all() }, &[]);
     }
 
@@ -279,7 +273,7 @@ mod tests {
     fn approval_plan_sends_nothing_and_yolo_needs_the_capability() {
         // `approvalMode: "plan"` maps to `skip_permissions: false`.
         check_args(&slash_opts(), &AgyCaps::all(), &[]);
-        let yolo = AgyOptions { skip_permissions: true, ..slash_opts() };
+        let yolo = RunOptions { skip_permissions: true, ..slash_opts() };
         let caps = AgyCaps { dangerously_skip_permissions: false, ..AgyCaps::all() };
         check_args(&yolo, &caps, &[]);
     }
@@ -297,8 +291,8 @@ mod tests {
         check_args(&everything(), &AgyCaps::none(), &[]);
     }
 
-    fn everything() -> AgyOptions {
-        AgyOptions {
+    fn everything() -> RunOptions {
+        RunOptions {
             model: Some("pro".into()),
             effort: Some("high".into()),
             json_schema: Some(
@@ -326,7 +320,7 @@ mod tests {
 
     #[test]
     fn full_example_stream_json() {
-        let o = AgyOptions { effort: Some("low".into()), ..opts() };
+        let o = RunOptions { effort: Some("low".into()), ..opts() };
         let argv = format!("--effort low --disable-slash-commands {S}");
         check_run("hi", &o, &AgyCaps::all(), &argv, Some(&stdin_for("hi")));
         let line = stdin_for("hi");
@@ -362,7 +356,7 @@ mod tests {
         let skills = "--output-format json --print-timeout 2640s -p /skills";
         check_run("/skills", &slash_opts(), &all, skills, None);
         check_run("hi", &slash_opts(), &all, S, Some(&stdin_for("hi")));
-        let plan = AgyOptions {
+        let plan = RunOptions {
             model: Some("gemini-3.8-flash-high".into()),
             effort: Some("high".into()),
             mode: Some("plan".into()),
@@ -372,7 +366,7 @@ mod tests {
             "--model gemini-3.8-flash-high --effort high --mode plan --disable-slash-commands {S}"
         );
         check_run("task", &plan, &all, &plan_argv, Some(&stdin_for("task")));
-        let image = AgyOptions { model: Some("gemini-3.8-flash-high".into()), ..opts() };
+        let image = RunOptions { model: Some("gemini-3.8-flash-high".into()), ..opts() };
         let image_argv = format!("--model gemini-3.8-flash-high --disable-slash-commands {S}");
         check_run("cat", &image, &all, &image_argv, Some(&stdin_for("cat")));
     }
@@ -380,7 +374,7 @@ mod tests {
     #[test]
     fn build_without_stream_json_uses_argv() {
         let caps = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
-        let o = AgyOptions { model: Some("pro".into()), ..opts() };
+        let o = RunOptions { model: Some("pro".into()), ..opts() };
         let argv = "--model gemini-3.1-pro-high --disable-slash-commands --output-format json \
                     --print-timeout 2640s -p hello";
         let inv = invocation("hello", &o, &caps, "2640s").unwrap();
@@ -487,17 +481,6 @@ mod tests {
         assert_eq!(sh_single_quote("a'b"), r"'a'\''b'");
         assert_eq!(sh_single_quote("$(rm -rf /); `x` \"y\" *"), "'$(rm -rf /); `x` \"y\" *'");
         assert_eq!(sh_single_quote(""), "''");
-    }
-
-    #[test]
-    fn pty_enabled_cases() {
-        for on in ["1", "true", "TRUE", " yes ", "Yes"] {
-            assert!(pty_enabled(Some(on)), "{on}");
-        }
-        for off in ["0", "false", "", "no", "on"] {
-            assert!(!pty_enabled(Some(off)), "{off}");
-        }
-        assert!(!pty_enabled(None));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The agy (Antigravity CLI) backend: capabilities, argv, output and transcript parsing (pure), and
-//! the run ladder in `run`, the only part that spawns (through the executor).
+//! The agy (Antigravity CLI) backend: its process-wide state (`Agy`), capabilities, argv, output and
+//! transcript parsing (pure), and the run ladder in `run`, the only part that spawns (through the
+//! call's runner).
 
 pub mod args;
 pub mod caps;
@@ -7,93 +8,62 @@ pub mod output;
 pub mod run;
 pub mod transcript;
 
-use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use crate::js;
+use crate::backend::agy::caps::AgyCaps;
+use crate::backend::agy::transcript::Store;
+use crate::config::Config;
 
-/// The per-call options of an agy run, as the tools hand them over (SPEC §3.4.3).
-///
-/// Empty strings mean "not set", like absent values.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AgyOptions {
-    /// Model id or alias; normalized by `args::normalize_model`.
-    pub model: Option<String>,
-    /// Reasoning effort (`low`, `medium`, `high`).
-    pub effort: Option<String>,
-    /// Structured output schema: a string is sent as given, anything else as compact JSON.
-    pub json_schema: Option<Value>,
-    /// Execution mode (`accept-edits`, `plan`).
-    pub mode: Option<String>,
-    /// Extra workspace directories; empty entries are skipped.
-    pub add_dirs: Vec<String>,
-    /// Custom agent name.
-    pub agent: Option<String>,
-    /// When false, `--disable-slash-commands` is sent (if advertised).
-    pub allow_slash_commands: bool,
-    /// Conversation to resume.
-    pub conversation_id: Option<String>,
-    /// Forward `--sandbox`.
-    pub sandbox: bool,
-    /// Forward `--dangerously-skip-permissions` (approval mode `yolo`).
-    pub skip_permissions: bool,
-    /// The caller asked for the `📊 [Tokens: …]` line.
-    pub include_usage: bool,
+/// agy's process-wide state: where the binary is, its probed capabilities, and the settings of its
+/// runs.
+pub struct Agy {
+    /// `AGY_CLI_PATH`, when set.
+    configured: Option<PathBuf>,
+    home: Option<PathBuf>,
+    /// Resolved on first use (§3.3).
+    program: OnceLock<PathBuf>,
+    /// Probed by the first agy run (§3.4.1).
+    caps: OnceLock<AgyCaps>,
+    /// The `--print-timeout` value (§3.4.4).
+    print_timeout: String,
+    /// `AGY_MCP_PTY`.
+    pty: bool,
 }
 
-impl AgyOptions {
-    /// The `--json-schema` value: a non-empty string as given, any other truthy value as compact JSON.
-    pub fn json_schema_arg(&self) -> Option<String> {
-        let schema = self.json_schema.as_ref()?;
-        if !js::truthy(schema) {
-            return None;
-        }
-        match schema {
-            Value::String(text) => Some(text.clone()),
-            other => serde_json::to_string(other).ok(),
+impl Agy {
+    pub fn new(config: &Config) -> Agy {
+        Agy {
+            configured: config.agy_cli_path.clone(),
+            home: config.home.clone(),
+            program: OnceLock::new(),
+            caps: OnceLock::new(),
+            print_timeout: args::print_timeout_value(
+                config.agy_print_timeout.as_deref(),
+                config.timeout.as_millis() as u64,
+            ),
+            pty: config.agy_pty,
         }
     }
 
-    /// Whether a structured output beats every other reply field (a schema was given).
-    pub fn prefer_structured(&self) -> bool {
-        self.json_schema_arg().is_some()
+    /// §3.3 (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else `agy` on
+    /// PATH. Resolved once per process.
+    pub fn program(&self) -> &Path {
+        self.program.get_or_init(|| {
+            if let Some(path) = &self.configured {
+                return path.clone();
+            }
+            if let Some(local) = self.home.as_ref().map(|home| home.join(".local/bin/agy")) {
+                if local.exists() {
+                    return local;
+                }
+            }
+            PathBuf::from("agy")
+        })
     }
 
-    /// Whether the usage line is appended: only when asked for and never with a JSON schema (D10).
-    pub fn usage_line_wanted(&self) -> bool {
-        self.include_usage && !self.prefer_structured()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use serde_json::json;
-
-    #[test]
-    fn json_schema_arg_string_object_and_empty() {
-        let mut opts = AgyOptions::default();
-        assert_eq!(opts.json_schema_arg(), None);
-        opts.json_schema = Some(json!(""));
-        assert_eq!(opts.json_schema_arg(), None);
-        opts.json_schema = Some(json!("{\"type\": \"object\"}"));
-        assert_eq!(opts.json_schema_arg().as_deref(), Some("{\"type\": \"object\"}"));
-        opts.json_schema = Some(json!({"type":"object","properties":{"a":{"type":"string"}}}));
-        assert_eq!(
-            opts.json_schema_arg().as_deref(),
-            Some(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#)
-        );
-    }
-
-    #[test]
-    fn usage_line_never_with_a_schema() {
-        let mut opts = AgyOptions { include_usage: true, ..AgyOptions::default() };
-        assert!(opts.usage_line_wanted());
-        assert!(!opts.prefer_structured());
-        opts.json_schema = Some(json!({"type":"object"}));
-        assert!(!opts.usage_line_wanted());
-        assert!(opts.prefer_structured());
-        opts.include_usage = false;
-        assert!(!opts.usage_line_wanted());
+    /// agy's conversation store under `HOME`.
+    pub fn store(&self) -> Store {
+        Store::new(self.home.as_deref().unwrap_or(Path::new("")))
     }
 }

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::backend::agy::AgyOptions;
 use crate::backend::agy::transcript::extract_replies;
+use crate::backend::options::RunOptions;
 use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
@@ -63,7 +63,7 @@ pub fn agy_result_notices(result: &Value) -> Vec<String> {
 ///
 /// `include_usage` appends the `📊 [Tokens: …]` line to transcript and conventional replies; the
 /// structured output chosen by `prefer_structured` never carries it. Callers pass
-/// `AgyOptions::usage_line_wanted()`, which is false whenever a schema was given (D10).
+/// `RunOptions::usage_line_wanted()`, which is false whenever a schema was given (D10).
 pub fn parse_agy_json_response(
     text: &str,
     prefer_structured: bool,
@@ -134,7 +134,7 @@ fn reply_from_values(
 }
 
 /// `parse_agy_json_response` with the flags derived from the call's options (D10 included).
-pub fn parse_reply(text: &str, opts: &AgyOptions) -> Option<String> {
+pub fn parse_reply(text: &str, opts: &RunOptions) -> Option<String> {
     parse_agy_json_response(text, opts.prefer_structured(), opts.usage_line_wanted())
 }
 
@@ -146,7 +146,7 @@ pub fn direct_reply(
     result: Option<Value>,
     via_stdin: bool,
     json_output: bool,
-    opts: &AgyOptions,
+    opts: &RunOptions,
 ) -> Option<String> {
     let (prefer_structured, include_usage) = (opts.prefer_structured(), opts.usage_line_wanted());
     if via_stdin {
@@ -523,10 +523,10 @@ mod tests {
     #[test]
     fn appendix_b2_structured_output() {
         let result = json!({"conversation_id":"c2","status":"SUCCESS","response":"","structured_output":{"count":392},"usage":{"input_tokens":45000,"output_tokens":12}});
-        let opts = AgyOptions {
+        let opts = RunOptions {
             json_schema: Some(json!({"type":"object","properties":{"count":{"type":"integer"}}})),
             include_usage: true,
-            ..AgyOptions::default()
+            ..RunOptions::default()
         };
         let stdout =
             format!("{{\"event\":\"init\"}}\n{{\"event\":\"result\",\"result\":{result}}}\n");
@@ -540,13 +540,13 @@ mod tests {
     #[test]
     fn d10_schema_without_structured_output_has_no_usage_line() {
         let text = r#"{"response":"plain","usage":{"input_tokens":1000,"output_tokens":20}}"#;
-        let opts = AgyOptions {
+        let opts = RunOptions {
             json_schema: Some(json!("{}")),
             include_usage: true,
-            ..AgyOptions::default()
+            ..RunOptions::default()
         };
         assert_eq!(parse_reply(text, &opts).as_deref(), Some("plain"));
-        let no_schema = AgyOptions { include_usage: true, ..AgyOptions::default() };
+        let no_schema = RunOptions { include_usage: true, ..RunOptions::default() };
         assert_eq!(
             parse_reply(text, &no_schema).as_deref(),
             Some("plain\n\n📊 [Tokens: 1,000 in, 20 out]")
@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn direct_reply_paths() {
-        let opts = AgyOptions::default();
+        let opts = RunOptions::default();
         assert_eq!(
             direct_reply(STREAM, agy_result(STREAM, true), true, true, &opts).as_deref(),
             Some("pong")
