@@ -5,22 +5,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::call::Ctx;
-use crate::tools::{self, ask, brainstorm, doctor, image, models, plan};
+use crate::tools::{self, Lane, ask, brainstorm, doctor, image, models, plan};
 
 /// A tool's run function: validated arguments in, the text of the result (or of the failure that
 /// follows `Error executing <tool>: `) out.
 pub type Run = fn(&Ctx<'_>, Map<String, Value>) -> Result<String, String>;
-
-/// Where a call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lane {
-    /// On the event loop at once: cheap tools that never wait for a worker (D5).
-    Inline,
-    /// On the worker pool.
-    Worker,
-    /// On the worker pool, and in the agy queue first when the active backend is agy.
-    Model,
-}
 
 /// One tool of the table.
 pub struct Tool {

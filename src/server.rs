@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::Backend;
 use crate::batch::{Batches, Complete};
 use crate::call::{Call, Ctx, Services};
-use crate::catalog::{self, Lane, ToolSpec};
+use crate::catalog::{self, ToolSpec};
 use crate::config::Config;
 use crate::jsonrpc::{
     self, ErrorCode, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
@@ -26,6 +26,7 @@ use crate::pool::{Pool, Work};
 use crate::progress::{self, Progress, Ticker};
 use crate::queue::{AgyQueue, Turn, TurnWork};
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
+use crate::tools::Lane;
 use crate::{logging, prompts, redact, validate};
 
 /// At most this many tool calls run at once (D5).

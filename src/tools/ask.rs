@@ -5,10 +5,9 @@ use serde_json::{Map, Value};
 
 use crate::backend::{self, Request};
 use crate::call::Ctx;
-use crate::catalog::Lane;
 use crate::changemode;
 use crate::js;
-use crate::tools::{bool_arg, run_options, str_arg};
+use crate::tools::{Lane, bool_arg, run_options, str_arg};
 
 const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
 

@@ -20,6 +20,17 @@ use crate::backend::{Backend, agy, gemini};
 use crate::call::Ctx;
 use crate::{changemode, redact};
 
+/// Where a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// On the event loop at once: cheap tools that never wait for a worker (D5).
+    Inline,
+    /// On the worker pool.
+    Worker,
+    /// On the worker pool, and in the agy queue first when the active backend is agy.
+    Model,
+}
+
 /// A validated string argument.
 pub fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
