@@ -19,6 +19,8 @@ pub struct Tool {
     pub run: Run,
     /// The lane of a call, from its validated arguments.
     pub lane: fn(&Map<String, Value>) -> Lane,
+    /// Answered as a task when a modern request declares the tasks extension (D13).
+    pub task: bool,
 }
 
 /// One registered tool with its parsed input schema: what `tools/list` and `prompts/list` show, and
@@ -92,6 +94,7 @@ static TOOLS: [Tool; 12] = [
             reasoning effort, read-only plan mode and structured output",
         run: ask::run,
         lane: ask::lane,
+        task: true,
     },
     Tool {
         name: "gemini-plan",
@@ -102,6 +105,7 @@ static TOOLS: [Tool; 12] = [
             and plan mode",
         run: |ctx, args| plan::run(ctx, &args),
         lane: model,
+        task: true,
     },
     Tool {
         name: "gemini-image",
@@ -111,6 +115,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Generate an image with optional aspect ratio and local file output",
         run: |ctx, args| image::run(ctx, &args),
         lane: model,
+        task: true,
     },
     Tool {
         name: "gemini-models",
@@ -119,6 +124,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "List available models and backend capabilities",
         run: |ctx, _| Ok(models::run(ctx)),
         lane: worker,
+        task: false,
     },
     Tool {
         name: "gemini-doctor",
@@ -127,6 +133,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Run diagnostic checks on the CLIs and report their status",
         run: |ctx, _| Ok(doctor::run(ctx).1),
         lane: worker,
+        task: false,
     },
     Tool {
         name: "gemini-brainstorm",
@@ -137,6 +144,7 @@ static TOOLS: [Tool; 12] = [
             analysis",
         run: |ctx, args| brainstorm::run(ctx, &args),
         lane: model,
+        task: true,
     },
     Tool {
         name: "gemini-fetch-chunk",
@@ -145,6 +153,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Fetch the next chunk of a response",
         run: |ctx, args| tools::fetch_chunk(ctx, &args),
         lane: inline,
+        task: false,
     },
     Tool {
         name: "gemini-conversations",
@@ -153,6 +162,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "List recent conversations and their ids",
         run: |ctx, args| tools::conversations(ctx, &args),
         lane: inline,
+        task: false,
     },
     Tool {
         name: "gemini-cancel",
@@ -161,6 +171,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Cancel the Gemini runs in flight",
         run: |ctx, args| tools::cancel(ctx, &args),
         lane: inline,
+        task: false,
     },
     Tool {
         name: "gemini-ping",
@@ -169,6 +180,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Echo a message to prove the relay is alive",
         run: |ctx, args| tools::ping(ctx, &args),
         lane: inline,
+        task: false,
     },
     Tool {
         name: "gemini-help",
@@ -177,6 +189,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Show the backend CLI's --help text",
         run: |ctx, args| tools::help(ctx, &args),
         lane: worker,
+        task: true,
     },
     Tool {
         name: "gemini-timeout-test",
@@ -185,6 +198,7 @@ static TOOLS: [Tool; 12] = [
         prompt_description: "Test the timeout prevention with a long-running operation",
         run: |ctx, args| tools::timeout(ctx, &args),
         lane: worker,
+        task: true,
     },
 ];
 

@@ -1,6 +1,8 @@
 //! JavaScript semantics the original server's output depends on: `Number.prototype.toString`,
 //! `String(value)`, truthiness, the regex class `\s` and the `trim` family built on it, string
-//! slicing in UTF-16 units, `Math.round` and `toFixed(1)` (SPEC §0.2).
+//! slicing in UTF-16 units, `Math.round`, `toFixed(1)` and `Date.prototype.toISOString` (SPEC §0.2).
+
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -141,6 +143,34 @@ fn shortest_digits(x: f64) -> (String, i64) {
     let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     (digits, exponent.parse::<i64>().unwrap_or(0) + 1)
+}
+
+/// `Date.prototype.toISOString()` of `t`: `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds truncated).
+pub fn iso_string(t: SystemTime) -> String {
+    let ms: i128 = match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => after.as_millis() as i128,
+        Err(before) => -(before.duration().as_nanos().div_ceil(1_000_000) as i128),
+    };
+    let days = ms.div_euclid(86_400_000) as i64;
+    let in_day = ms.rem_euclid(86_400_000) as i64;
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute) = (in_day / 3_600_000, in_day / 60_000 % 60);
+    let (second, milli) = (in_day / 1000 % 60, in_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{milli:03}Z")
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 #[cfg(test)]
@@ -335,5 +365,22 @@ mod tests {
         check(0.05, "0.1");
         check(1.45, "1.4");
         check(123.456, "123.5");
+    }
+
+    #[test]
+    fn iso_string_dates() {
+        use std::time::Duration;
+        let at = |ms: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
+        let check = |ms: u64, expect: &str| assert_eq!(iso_string(at(ms)), expect);
+        check(0, "1970-01-01T00:00:00.000Z");
+        check(951_782_400_000, "2000-02-29T00:00:00.000Z");
+        check(1_709_164_799_999, "2024-02-28T23:59:59.999Z");
+        check(1_781_740_800_000, "2026-06-18T00:00:00.000Z");
+        check(4_102_444_800_000, "2100-01-01T00:00:00.000Z");
+        check(253_402_300_799_999, "9999-12-31T23:59:59.999Z");
+        let before = SystemTime::UNIX_EPOCH - Duration::from_millis(1);
+        assert_eq!(iso_string(before), "1969-12-31T23:59:59.999Z");
+        let sub_ms = at(5) + Duration::from_micros(999);
+        assert_eq!(iso_string(sub_ms), "1970-01-01T00:00:00.005Z");
     }
 }

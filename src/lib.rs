@@ -25,6 +25,7 @@ mod queue;
 mod redact;
 mod server;
 mod stdio;
+mod tasks;
 #[cfg(test)]
 mod testutil;
 mod tools;

@@ -79,6 +79,7 @@ pub fn discover_result() -> Value {
     let mut result = json!({"resultType": "complete"});
     result["supportedVersions"] = Value::from(supported_versions());
     result["capabilities"] = capabilities();
+    result["capabilities"]["extensions"] = json!({crate::tasks::EXTENSION: {}});
     result["ttlMs"] = Value::from(TTL_MS);
     result["cacheScope"] = Value::from("public");
     result["_meta"] = json!({});
@@ -93,7 +94,7 @@ pub fn envelope(result: Value, era: Era, cacheable: bool) -> Value {
         (Era::Modern, Value::Object(object)) => object,
         (_, result) => return result,
     };
-    object.insert("resultType".into(), json!("complete"));
+    object.entry("resultType").or_insert_with(|| json!("complete"));
     if cacheable {
         object.insert("ttlMs".into(), json!(TTL_MS));
         object.insert("cacheScope".into(), json!("public"));

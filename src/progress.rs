@@ -1,6 +1,7 @@
 //! Progress (§4.5, D7): per-call state, the start / keepalive / final messages, and the ticker thread
-//! that produces keepalives on each call's own schedule, as `notifications/progress` with the
-//! call's progress token.
+//! that produces keepalives on each call's own schedule. A call's progress either goes to the
+//! client as `notifications/progress` (when it carried a progress token) or, for a call answered as
+//! a task (D13), only updates the task's status text.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,8 +22,7 @@ const PREVIEW_CHARS: usize = 150;
 /// The progress state of one call.
 pub struct Progress {
     tool: &'static str,
-    token: Value,
-    out: Out,
+    sink: Sink,
     /// Cleared by the final message or by a cancellation; nothing is reported after that.
     open: AtomicBool,
     /// Keepalives sent so far. Held while a keepalive is being queued, so the final message can
@@ -30,6 +30,14 @@ pub struct Progress {
     ticks: Mutex<u64>,
     /// The rolling tail of everything the call printed.
     output: Mutex<String>,
+}
+
+/// Where a call's progress goes.
+enum Sink {
+    /// `notifications/progress` with the client's token.
+    Client { token: Value, out: Out },
+    /// The latest message only, for `tasks/get`.
+    Status(Mutex<String>),
 }
 
 /// Hands calls to the ticker thread.
@@ -41,19 +49,29 @@ pub struct Ticker {
 impl Progress {
     /// Progress reported to the client under `token`. The caller sends `start_message` first.
     pub fn client(token: Value, tool: &'static str, out: Out) -> Arc<Progress> {
+        Progress::new(tool, Sink::Client { token, out })
+    }
+
+    /// Progress kept as a status text (a task's `statusMessage`).
+    pub fn status(tool: &'static str) -> Arc<Progress> {
+        let progress = Progress::new(tool, Sink::Status(Mutex::new(String::new())));
+        progress.report(0.0, None, starting_text(tool));
+        progress
+    }
+
+    fn new(tool: &'static str, sink: Sink) -> Arc<Progress> {
         Arc::new(Progress {
             tool,
-            token,
-            out,
+            sink,
             open: AtomicBool::new(true),
             ticks: Mutex::new(0),
             output: Mutex::new(String::new()),
         })
     }
 
-    /// The `🔍 Starting <tool>` notification the call begins with.
-    pub fn start_message(&self) -> Notification {
-        self.notification(0.0, None, format!("🔍 Starting {}", self.tool))
+    /// The `🔍 Starting <tool>` notification the call begins with (client progress only).
+    pub fn start_message(&self) -> Option<Notification> {
+        self.notification(0.0, None, starting_text(self.tool))
     }
 
     /// Appends text the call produced (child stdout, tool messages) to the rolling preview buffer.
@@ -82,12 +100,12 @@ impl Progress {
             "" => base,
             preview => format!("{base}\n📝 Output: ...{preview}"),
         };
-        self.out.send(self.notification(tick_value(k), None, message));
+        self.report(tick_value(k), None, message);
         true
     }
 
-    /// Closes the call and returns its final `100/100` message, which the caller sends just before
-    /// the response. `None` when it was already closed.
+    /// Closes the call and returns its final `100/100` message for the client, which the caller
+    /// sends just before the response. `None` when it was already closed or goes to a task.
     pub fn finish(&self, ok: bool) -> Option<Notification> {
         let _ticks = lock(&self.ticks);
         if !self.open.swap(false, Ordering::SeqCst) {
@@ -98,7 +116,11 @@ impl Progress {
         } else {
             format!("❌ {} failed", self.tool)
         };
-        Some(self.notification(100.0, Some(100.0), message))
+        if let Sink::Status(status) = &self.sink {
+            *lock(status) = message;
+            return None;
+        }
+        self.notification(100.0, Some(100.0), message)
     }
 
     /// Ends the call without another message (cancelled by the client, or shutdown).
@@ -106,19 +128,46 @@ impl Progress {
         self.open.store(false, Ordering::SeqCst);
     }
 
+    /// The latest message of a task's progress.
+    pub fn status_text(&self) -> String {
+        match &self.sink {
+            Sink::Status(status) => lock(status).clone(),
+            Sink::Client { .. } => String::new(),
+        }
+    }
+
     fn is_open(&self) -> bool {
         self.open.load(Ordering::SeqCst)
     }
 
-    fn notification(&self, progress: f64, total: Option<f64>, message: String) -> Notification {
+    /// Sends a keepalive to the client (waiting while stdout is behind), or records it as the
+    /// status text.
+    fn report(&self, progress: f64, total: Option<f64>, message: String) {
+        match &self.sink {
+            Sink::Status(status) => *lock(status) = message,
+            Sink::Client { out, .. } => {
+                if let Some(notification) = self.notification(progress, total, message) {
+                    out.send(notification);
+                }
+            }
+        }
+    }
+
+    fn notification(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: String,
+    ) -> Option<Notification> {
+        let Sink::Client { token, .. } = &self.sink else { return None };
         let mut params = Map::new();
-        params.insert("progressToken".into(), self.token.clone());
+        params.insert("progressToken".into(), token.clone());
         params.insert("progress".into(), number(progress));
         if let Some(total) = total {
             params.insert("total".into(), number(total));
         }
         params.insert("message".into(), Value::String(message));
-        Notification::new("notifications/progress", Value::Object(params))
+        Some(Notification::new("notifications/progress", Value::Object(params)))
     }
 }
 
@@ -143,6 +192,10 @@ pub fn token_of(params: &Value) -> Option<Value> {
         token @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
         _ => None,
     }
+}
+
+fn starting_text(tool: &str) -> String {
+    format!("🔍 Starting {tool}")
 }
 
 /// The progress value of tick k (D7): k up to 98, then rising towards 99 without reaching it.
@@ -259,7 +312,7 @@ mod tests {
     fn client_progress_ends_with_one_final_message_and_nothing_after() {
         let (out, written) = Out::memory();
         let progress = Progress::client(json!("t"), "gemini-ask", out);
-        let start = progress.start_message();
+        let start = progress.start_message().unwrap();
         assert_eq!(
             start.params,
             json!({"progressToken": "t", "progress": 0, "message": "🔍 Starting gemini-ask"})
@@ -279,6 +332,17 @@ mod tests {
         assert!(progress.finish(false).is_none());
         assert!(!progress.tick());
         assert!(written.try_recv().is_err());
+    }
+
+    #[test]
+    fn task_progress_is_a_status_text() {
+        let progress = Progress::status("gemini-plan");
+        assert_eq!(progress.status_text(), "🔍 Starting gemini-plan");
+        assert!(progress.start_message().is_none());
+        assert!(progress.tick());
+        assert_eq!(progress.status_text(), "🧠 gemini-plan - Gemini is analyzing your request...");
+        assert!(progress.finish(false).is_none());
+        assert_eq!(progress.status_text(), "❌ gemini-plan failed");
     }
 
     #[test]

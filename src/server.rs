@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::Backend;
 use crate::batch::{Batches, Complete};
 use crate::call::{Call, Ctx, Services};
-use crate::catalog::{self, ToolSpec};
+use crate::catalog::{self, Tool, ToolSpec};
 use crate::config::Config;
 use crate::jsonrpc::{
     self, ErrorCode, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
@@ -26,11 +26,14 @@ use crate::pool::{Pool, Work};
 use crate::progress::{self, Progress, Ticker};
 use crate::queue::{AgyQueue, Turn, TurnWork};
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
+use crate::tasks::{self, Tasks};
 use crate::tools::Lane;
 use crate::{logging, prompts, redact, validate};
 
 /// At most this many tool calls run at once (D5).
 const MAX_WORKERS: usize = 64;
+/// How long a task outlives the call's deadline (D13).
+const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long shutdown may take in all, stdout blocked or not (D5).
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
 
@@ -39,6 +42,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     let ticker = Ticker::start(config.progress_interval)?;
     let specs = catalog::tool_specs(config.test_tools);
     let pool = Arc::new(Pool::new(MAX_WORKERS));
+    let task_ttl = config.timeout + TASK_GRACE;
     let (done_tx, done) = unbounded();
     let mut server = Server {
         services: Arc::new(Services::new(config)),
@@ -51,6 +55,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         done,
         signals,
         flights: HashMap::new(),
+        tasks: Tasks::new(task_ttl),
         batches: Batches::default(),
         next_seq: 0,
         lists: HashMap::new(),
@@ -80,11 +85,18 @@ enum Event {
 
 /// A tool call's outcome, sent back by whoever finished it.
 struct Done {
-    id: RequestId,
-    seq: u64,
+    target: Target,
     /// The final progress notification, sent just before the response.
     finale: Option<Notification>,
     result: Result<Value, RpcError>,
+}
+
+/// Who waits for a call's outcome.
+enum Target {
+    /// The request (its id, and the call's sequence number, which tells a reused id apart).
+    Request { id: RequestId, seq: u64 },
+    /// The task it was answered with.
+    Task(String),
 }
 
 /// A request id that is still in flight: a duplicate is refused (D5).
@@ -115,6 +127,7 @@ struct Server {
     done: Receiver<Done>,
     signals: Receiver<()>,
     flights: HashMap<RequestId, Flight>,
+    tasks: Tasks,
     batches: Batches,
     next_seq: u64,
     /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
@@ -131,8 +144,7 @@ struct CallWork {
     run: catalog::Run,
     call: Arc<Call>,
     args: Map<String, Value>,
-    id: RequestId,
-    seq: u64,
+    target: Target,
     era: Era,
     log_level: Option<String>,
     done: Sender<Done>,
@@ -255,6 +267,9 @@ impl Server {
                 return;
             }
             "tools/call" => return self.start_call(id, params, era, origin),
+            "tasks/get" | "tasks/cancel" | "tasks/update" => {
+                self.task_request(&method, &params).map(|r| mcp::envelope(r, era, false))
+            }
             _ => Err(RpcError::method_not_found()),
         };
         self.reply(origin, Response { id: Some(id), result });
@@ -320,7 +335,8 @@ impl Server {
         prompts::prompts_get_result(&self.specs, name, args).map_err(RpcError::invalid_params)
     }
 
-    /// `tools/call`: finds the tool, validates the arguments, and runs the call on its lane.
+    /// `tools/call`: finds the tool, validates the arguments, and runs the call on its lane, or as a
+    /// task when the request declares the tasks extension (D13).
     fn start_call(&mut self, id: RequestId, mut params: Value, era: Era, origin: Origin) {
         let (spec_index, args) = match parse_call(&self.specs, &mut params) {
             Ok(found) => found,
@@ -328,33 +344,57 @@ impl Server {
         };
         let tool = self.specs[spec_index].tool;
         log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
-        let progress = progress::token_of(&params).map(|token| {
-            let progress = Progress::client(token, tool.name, self.transport.out.clone());
-            self.send(progress.start_message());
-            progress
-        });
+        let log_level = mcp::request_log_level(&params).map(str::to_string);
         let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
             Ok(args) => args,
             Err(invalid) => {
                 log::error!("Error in tool '{}': {}", tool.name, invalid.log_message());
+                let progress = self.client_progress(&params, tool.name);
                 let finale = progress.and_then(|progress| progress.finish(false));
                 let result = Ok(tool_result(tool.name, Err(invalid.message()), era));
                 return self.answer(origin, id, finale, result);
             }
         };
-        let log_level = mcp::request_log_level(&params).map(str::to_string);
-        let call = Arc::new(Call::new(tool.name, progress));
         let lane = (tool.lane)(&args);
+        // Argument errors and cheap tools are answered at once, never as tasks.
+        if tool.task && lane != Lane::Inline && era == Era::Modern && tasks::declared(&params) {
+            return self.start_task(id, origin, tool, args, lane, log_level);
+        }
+        let progress = self.client_progress(&params, tool.name);
+        self.start_run(id, origin, tool, args, lane, era, log_level, progress);
+    }
+
+    /// Progress for a call that carried a progress token: its start notification goes out now.
+    fn client_progress(&mut self, params: &Value, tool: &'static str) -> Option<Arc<Progress>> {
+        let token = progress::token_of(params)?;
+        let progress = Progress::client(token, tool, self.transport.out.clone());
+        if let Some(start) = progress.start_message() {
+            self.send(start);
+        }
+        Some(progress)
+    }
+
+    /// Runs a validated call on its lane: at once on the loop, or on the pool (through the agy
+    /// queue for a model call on agy), answered when it is done.
+    #[allow(clippy::too_many_arguments)]
+    fn start_run(
+        &mut self,
+        id: RequestId,
+        origin: Origin,
+        tool: &'static Tool,
+        args: Map<String, Value>,
+        lane: Lane,
+        era: Era,
+        log_level: Option<String>,
+        progress: Option<Arc<Progress>>,
+    ) {
+        let call = Arc::new(Call::new(tool.name, progress));
         if lane == Lane::Inline {
             let ctx = Ctx { services: &self.services, call: &call };
             let (finale, result) = execute(&ctx, tool.run, args, era, log_level.as_deref());
             return self.answer(origin, id, finale, result);
         }
-        if let Some(progress) = call.progress() {
-            self.ticker.watch(progress.clone());
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.next_seq();
         let batch = match origin {
             Origin::Batch(key) => {
                 self.batches.expect(key);
@@ -363,13 +403,59 @@ impl Server {
             Origin::Direct => None,
         };
         self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
+        let target = Target::Request { id, seq };
+        self.dispatch(tool, call, args, lane, era, log_level, target, seq);
+    }
+
+    /// Answers a validated model call with a task at once and runs it like any call (D13).
+    fn start_task(
+        &mut self,
+        id: RequestId,
+        origin: Origin,
+        tool: &'static Tool,
+        args: Map<String, Value>,
+        lane: Lane,
+        log_level: Option<String>,
+    ) {
+        let progress = Progress::status(tool.name);
+        let call = Arc::new(Call::new(tool.name, Some(progress)));
+        let seq = self.next_seq();
+        let (task_id, created) = match self.tasks.create(call.clone(), seq) {
+            Ok(created) => created,
+            Err(err) => {
+                let error = RpcError::internal(format!("Internal error: no task id: {err}"));
+                return self.reply(origin, Response::err(Some(id), error));
+            }
+        };
+        // The task is registered before its answer is written, so a `tasks/get` that follows at
+        // once finds it.
+        self.reply(origin, Response::ok(id, mcp::envelope(created, Era::Modern, false)));
+        let target = Target::Task(task_id);
+        self.dispatch(tool, call, args, lane, Era::Modern, log_level, target, seq);
+    }
+
+    /// Hands a call to the pool, through the agy queue when it is a model call on agy.
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(
+        &mut self,
+        tool: &'static Tool,
+        call: Arc<Call>,
+        args: Map<String, Value>,
+        lane: Lane,
+        era: Era,
+        log_level: Option<String>,
+        target: Target,
+        seq: u64,
+    ) {
+        if let Some(progress) = call.progress() {
+            self.ticker.watch(progress.clone());
+        }
         let work = Box::new(CallWork {
             services: self.services.clone(),
             run: tool.run,
             call,
             args,
-            id,
-            seq,
+            target,
             era,
             log_level,
             done: self.done_tx.clone(),
@@ -380,22 +466,57 @@ impl Server {
         }
     }
 
+    fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    /// `tasks/get`, `tasks/cancel` and `tasks/update` (D13), for requests that declare the
+    /// extension.
+    fn task_request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        if !tasks::declared(params) {
+            return Err(tasks::missing_capability());
+        }
+        let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: {method} needs a string \"taskId\""
+            )));
+        };
+        match method {
+            "tasks/get" => self.tasks.get(task_id),
+            "tasks/cancel" => {
+                let task = self.tasks.find(task_id)?;
+                let (call, seq) = (task.call.clone(), task.seq);
+                call.abort();
+                drop(self.queue.remove(seq));
+                self.tasks.cancel(task_id);
+                Ok(json!({"resultType": "complete"}))
+            }
+            // The relay never asks for input, so there is nothing to update.
+            _ => self.tasks.find(task_id).map(|_| json!({"resultType": "complete"})),
+        }
+    }
+
     /// A worker finished a call (or could not start it).
     fn complete(&mut self, done: Done) {
-        let batch = match self.flights.get(&done.id) {
-            Some(Flight::Call { seq, batch, .. }) if *seq == done.seq => *batch,
+        let (id, seq) = match done.target {
+            Target::Task(task_id) => return self.tasks.finish(&task_id, done.result),
+            Target::Request { id, seq } => (id, seq),
+        };
+        let batch = match self.flights.get(&id) {
+            Some(Flight::Call { seq: running, batch, .. }) if *running == seq => *batch,
             // Cancelled (or a stale completion): nothing more is sent for it.
             _ => return,
         };
-        self.flights.remove(&done.id);
+        self.flights.remove(&id);
         if let Some(finale) = done.finale {
             self.send(finale);
         }
-        let response = Response { id: Some(done.id.clone()), result: done.result };
+        let response = Response { id: Some(id.clone()), result: done.result };
         match batch {
             None => self.send(response),
             Some(key) => {
-                self.flights.insert(done.id, Flight::Answered { batch: key });
+                self.flights.insert(id, Flight::Answered { batch: key });
                 if let Some(complete) = self.batches.fulfil(key, Some(response)) {
                     self.send_batch(key, complete);
                 }
@@ -450,6 +571,9 @@ impl Server {
         let deadline = Instant::now() + SHUTDOWN_BUDGET;
         self.queue.close();
         let mut subscriptions = Vec::new();
+        for call in self.tasks.working() {
+            call.abort();
+        }
         for (id, flight) in self.flights.drain() {
             match flight {
                 Flight::Call { call, .. } => call.abort(),
@@ -474,10 +598,10 @@ impl Server {
 
 impl Work for CallWork {
     fn run(self: Box<Self>) {
-        let CallWork { services, run, call, args, id, seq, era, log_level, done } = *self;
+        let CallWork { services, run, call, args, target, era, log_level, done } = *self;
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) = execute(&ctx, run, args, era, log_level.as_deref());
-        let _ = done.send(Done { id, seq, finale, result });
+        let _ = done.send(Done { target, finale, result });
     }
 
     /// No worker could be started: the call is answered with the reason (its queue turn, if it had
@@ -486,7 +610,7 @@ impl Work for CallWork {
         let finale = self.call.progress().and_then(|progress| progress.finish(false));
         let error =
             RpcError::internal(format!("Internal error: could not start a worker: {reason}"));
-        let _ = self.done.send(Done { id: self.id, seq: self.seq, finale, result: Err(error) });
+        let _ = self.done.send(Done { target: self.target, finale, result: Err(error) });
     }
 }
 

@@ -15,6 +15,9 @@ mod core;
 // The execution engine: children, failures, timeouts, cancellation, shutdown, concurrency.
 mod engine;
 
+// The MCP tasks extension.
+mod tasks;
+
 // The agy backend and the model tools.
 mod agy;
 

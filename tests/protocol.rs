@@ -72,7 +72,11 @@ fn server_discover_before_initialize() {
         result["supportedVersions"],
         json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"])
     );
-    assert_eq!(result["capabilities"], json!({"tools": {}, "prompts": {}, "logging": {}}));
+    assert_eq!(
+        result["capabilities"],
+        json!({"tools": {}, "prompts": {}, "logging": {},
+               "extensions": {"io.modelcontextprotocol/tasks": {}}})
+    );
     assert_eq!(result["cacheScope"], "public");
     assert!(result["ttlMs"].as_u64().is_some());
     assert_eq!(

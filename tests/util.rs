@@ -502,6 +502,11 @@ impl Invocation {
         fs::read(path).ok()
     }
 
+    /// What the fake read from stdin, as text (empty when it read nothing).
+    pub fn stdin_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdin().unwrap_or_default()).into_owned()
+    }
+
     pub fn pid(&self) -> i64 {
         self.record["pid"].as_i64().unwrap()
     }

@@ -1,0 +1,280 @@
+//! The MCP tasks extension (`io.modelcontextprotocol/tasks`, D13): the registry of calls answered as
+//! tasks, owned by the event loop. A task records its call (to cancel it and to read its progress
+//! text), its state, and its outcome once finished; finished tasks are kept for their TTL, with at
+//! most `MAX_RESULT_BYTES` of outcomes in all (oldest dropped first).
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::call::Call;
+use crate::js;
+use crate::jsonrpc::{ErrorCode, RpcError};
+
+/// The extension's identifier.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// How often clients are asked to poll.
+pub const POLL_INTERVAL_MS: u64 = 5000;
+/// Outcomes kept at most, in bytes of their JSON.
+const MAX_RESULT_BYTES: usize = 64 * 1024 * 1024;
+/// What a finished task costs besides its outcome (so that even empty outcomes are bounded).
+const ENTRY_BYTES: usize = 256;
+
+/// Every task of the session, by id.
+pub struct Tasks {
+    ttl: Duration,
+    map: HashMap<String, Task>,
+    /// Finished tasks, oldest first, for expiry and the byte bound.
+    finished: VecDeque<String>,
+    finished_bytes: usize,
+}
+
+/// One task.
+pub struct Task {
+    pub call: Arc<Call>,
+    /// The call's key in the agy queue, to take it out while it waits.
+    pub seq: u64,
+    created: SystemTime,
+    updated: SystemTime,
+    state: State,
+    /// When it finished (for expiry) and what its outcome costs.
+    finished: Option<(Instant, usize)>,
+}
+
+enum State {
+    Working,
+    Completed(Value),
+    Failed(RpcError),
+    Cancelled,
+}
+
+impl Tasks {
+    /// `ttl`: how long a task lives after the call's deadline (D13: the deadline plus ten minutes).
+    pub fn new(ttl: Duration) -> Tasks {
+        Tasks { ttl, map: HashMap::new(), finished: VecDeque::new(), finished_bytes: 0 }
+    }
+
+    /// Registers a working task for `call` and returns its id and its `CreateTaskResult` fields.
+    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
+        let id = new_id()?;
+        let now = SystemTime::now();
+        let task =
+            Task { call, seq, created: now, updated: now, state: State::Working, finished: None };
+        let mut view = self.view(&id, &task);
+        view["resultType"] = json!("task");
+        self.map.insert(id.clone(), task);
+        Ok((id, view))
+    }
+
+    /// A task's current state as `tasks/get` shows it, or `-32602` for an unknown or expired id.
+    pub fn get(&mut self, id: &str) -> Result<Value, RpcError> {
+        self.expire();
+        let task = self.map.get(id).ok_or_else(|| unknown(id))?;
+        Ok(self.view(id, task))
+    }
+
+    /// The task, if known (for `tasks/cancel` and `tasks/update`).
+    pub fn find(&mut self, id: &str) -> Result<&Task, RpcError> {
+        self.expire();
+        self.map.get(id).ok_or_else(|| unknown(id))
+    }
+
+    /// The call of a working task finished: its result (a CallToolResult) or its JSON-RPC error.
+    /// A task cancelled meanwhile stays cancelled.
+    pub fn finish(&mut self, id: &str, outcome: Result<Value, RpcError>) {
+        let Some(task) = self.map.get_mut(id) else { return };
+        if !matches!(task.state, State::Working) {
+            return;
+        }
+        let bytes = ENTRY_BYTES
+            + match &outcome {
+                Ok(result) => serde_json::to_vec(result).map_or(0, |json| json.len()),
+                Err(error) => error.message.len(),
+            };
+        task.state = match outcome {
+            Ok(result) => State::Completed(result),
+            Err(error) => State::Failed(error),
+        };
+        self.close(id, bytes);
+    }
+
+    /// Marks a working task cancelled (its call is stopped by the caller).
+    pub fn cancel(&mut self, id: &str) {
+        let Some(task) = self.map.get_mut(id) else { return };
+        if matches!(task.state, State::Working) {
+            task.state = State::Cancelled;
+            self.close(id, ENTRY_BYTES);
+        }
+    }
+
+    /// The calls of the tasks still working (to stop them at shutdown).
+    pub fn working(&self) -> impl Iterator<Item = &Arc<Call>> {
+        self.map.values().filter(|task| matches!(task.state, State::Working)).map(|t| &t.call)
+    }
+
+    /// A task just reached a terminal state.
+    fn close(&mut self, id: &str, bytes: usize) {
+        if let Some(task) = self.map.get_mut(id) {
+            task.updated = SystemTime::now();
+            task.finished = Some((Instant::now(), bytes));
+        }
+        self.finished.push_back(id.to_string());
+        self.finished_bytes += bytes;
+        self.expire();
+    }
+
+    /// Drops finished tasks past their TTL, then the oldest ones while over the byte bound.
+    fn expire(&mut self) {
+        while let Some(oldest) = self.finished.front() {
+            let Some((at, bytes)) = self.map.get(oldest).and_then(|task| task.finished) else {
+                self.finished.pop_front();
+                continue;
+            };
+            if at.elapsed() < self.ttl && self.finished_bytes <= MAX_RESULT_BYTES {
+                return;
+            }
+            self.finished_bytes -= bytes;
+            if let Some(id) = self.finished.pop_front() {
+                self.map.remove(&id);
+            }
+        }
+    }
+
+    /// The task object of the extension: status, times, TTL, poll interval, status text, and the
+    /// result or error once there is one.
+    fn view(&self, id: &str, task: &Task) -> Value {
+        let status = match task.state {
+            State::Working => "working",
+            State::Completed(_) => "completed",
+            State::Failed(_) => "failed",
+            State::Cancelled => "cancelled",
+        };
+        let mut view = json!({"resultType": "complete", "taskId": id, "status": status});
+        view["createdAt"] = json!(js::iso_string(task.created));
+        view["lastUpdatedAt"] = json!(js::iso_string(task.updated));
+        view["ttlMs"] = json!(self.ttl.as_millis() as u64);
+        view["pollIntervalMs"] = json!(POLL_INTERVAL_MS);
+        if let Some(progress) = task.call.progress() {
+            view["statusMessage"] = json!(progress.status_text());
+        }
+        match &task.state {
+            State::Completed(result) => view["result"] = result.clone(),
+            State::Failed(error) => {
+                view["error"] = serde_json::to_value(error).unwrap_or(Value::Null);
+            }
+            State::Working | State::Cancelled => (),
+        }
+        view
+    }
+}
+
+/// Whether a request's own capabilities declare the tasks extension (D13: never inferred from
+/// earlier requests).
+pub fn declared(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|caps| caps.get("extensions"))
+        .and_then(Value::as_object)
+        .is_some_and(|extensions| extensions.contains_key(EXTENSION))
+}
+
+/// `-32021` for a `tasks/*` request that does not declare the extension.
+pub fn missing_capability() -> RpcError {
+    RpcError::new(ErrorCode::MissingCapability, "Missing required client capability")
+        .with_data(json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}}))
+}
+
+fn unknown(id: &str) -> RpcError {
+    RpcError::invalid_params(format!("Unknown task: {id}"))
+}
+
+/// 128 random bits from the kernel, as 32 lowercase hex digits.
+fn new_id() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::progress::Progress;
+
+    fn call() -> Arc<Call> {
+        Arc::new(Call::new("gemini-ask", Some(Progress::status("gemini-ask"))))
+    }
+
+    #[test]
+    fn a_task_is_created_working_and_then_completes() {
+        let mut tasks = Tasks::new(Duration::from_secs(60));
+        let (id, created) = tasks.create(call(), 0).unwrap();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert_eq!(created["resultType"], "task");
+        assert_eq!(created["status"], "working");
+        assert_eq!(created["statusMessage"], "🔍 Starting gemini-ask");
+        assert_eq!(created["ttlMs"], 60_000);
+        assert_eq!(created["pollIntervalMs"], 5000);
+        assert_eq!(tasks.get(&id).unwrap()["resultType"], "complete");
+        let result = json!({"content": [{"type": "text", "text": "hi"}], "isError": true});
+        tasks.finish(&id, Ok(result.clone()));
+        let got = tasks.get(&id).unwrap();
+        assert_eq!(got["status"], "completed");
+        assert_eq!(got["result"], result);
+    }
+
+    #[test]
+    fn a_failed_call_carries_its_error_and_a_cancelled_task_stays_cancelled() {
+        let mut tasks = Tasks::new(Duration::from_secs(60));
+        let (failed, _) = tasks.create(call(), 0).unwrap();
+        tasks.finish(&failed, Err(RpcError::internal("Internal error")));
+        let got = tasks.get(&failed).unwrap();
+        assert_eq!(got["status"], "failed");
+        assert_eq!(got["error"], json!({"code": -32603, "message": "Internal error"}));
+        let (cancelled, _) = tasks.create(call(), 1).unwrap();
+        tasks.cancel(&cancelled);
+        tasks.finish(&cancelled, Ok(json!({})));
+        assert_eq!(tasks.get(&cancelled).unwrap()["status"], "cancelled");
+        assert!(tasks.get(&cancelled).unwrap().get("result").is_none());
+    }
+
+    #[test]
+    fn unknown_and_expired_tasks_are_invalid_params() {
+        let mut tasks = Tasks::new(Duration::ZERO);
+        assert_eq!(tasks.get("nope").unwrap_err().message, "Unknown task: nope");
+        let (id, _) = tasks.create(call(), 0).unwrap();
+        assert!(tasks.get(&id).is_ok(), "a working task never expires");
+        tasks.finish(&id, Ok(json!({})));
+        assert_eq!(tasks.get(&id).unwrap_err().code, ErrorCode::InvalidParams);
+    }
+
+    #[test]
+    fn outcomes_are_bounded_in_bytes_oldest_first() {
+        let mut tasks = Tasks::new(Duration::from_secs(3600));
+        let big = json!({"text": "x".repeat(30 * 1024 * 1024)});
+        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap().0).collect();
+        for id in &ids {
+            tasks.finish(id, Ok(big.clone()));
+        }
+        assert!(tasks.get(&ids[0]).is_err(), "the oldest outcome was dropped");
+        assert!(tasks.get(&ids[1]).is_ok() && tasks.get(&ids[2]).is_ok());
+    }
+
+    #[test]
+    fn the_declaration_is_read_from_the_request_itself() {
+        let declaring = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}}}});
+        assert!(declared(&declaring));
+        assert!(!declared(&json!({"_meta": {}})));
+        assert!(!declared(&json!({})));
+        let error = missing_capability();
+        assert_eq!(error.code as i32, -32021);
+        assert_eq!(error.data.unwrap()["requiredCapabilities"]["extensions"][EXTENSION], json!({}));
+    }
+}

@@ -1,0 +1,251 @@
+//! The MCP tasks extension (D13) through the real binary: a modern `tools/call` that declares the
+//! extension is answered with a task at once, then polled, cancelled, or left to finish; requests
+//! that do not declare it are served as before.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{Fakes, Relay, Setup};
+
+const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Modern `_meta`, declaring the tasks extension when `tasks` is set.
+fn meta(tasks: bool) -> Value {
+    let extensions = if tasks { json!({EXTENSION: {}}) } else { json!({}) };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+    })
+}
+
+fn call_params(name: &str, args: Value, tasks: bool) -> Value {
+    json!({"name": name, "arguments": args, "_meta": meta(tasks)})
+}
+
+/// Starts a call as a task and returns the `CreateTaskResult`.
+fn start_task(relay: &mut Relay, name: &str, args: Value) -> Value {
+    let response = relay.request("tools/call", call_params(name, args, true));
+    let result = response["result"].clone();
+    if result["resultType"] != "task" {
+        relay.fail(&format!("not a task: {response}"));
+    }
+    result
+}
+
+fn get(relay: &mut Relay, task_id: &Value) -> Value {
+    relay.request("tasks/get", json!({"taskId": task_id, "_meta": meta(true)}))
+}
+
+/// Polls `tasks/get` until the task leaves `working` (bounded).
+fn wait_done(relay: &mut Relay, task_id: &Value) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let task = get(relay, task_id)["result"].clone();
+        if task["status"] != "working" {
+            return task;
+        }
+        if Instant::now() > deadline {
+            relay.fail(&format!("task {task_id} still working"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn test_tools() -> Setup {
+    Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+}
+
+#[test]
+fn a_declaring_call_becomes_a_task_that_completes_with_the_synchronous_result() {
+    let mut relay = test_tools().spawn();
+    let start = Instant::now();
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
+    assert!(start.elapsed() < Duration::from_millis(1000), "answered in {:?}", start.elapsed());
+    let task_id = created["taskId"].clone();
+    assert!(task_id.as_str().is_some_and(|id| id.len() == 32), "{created}");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["statusMessage"], "🔍 Starting gemini-timeout-test");
+    assert_eq!(created["pollIntervalMs"], 5000);
+    assert!(created["createdAt"].as_str().unwrap().ends_with('Z'));
+    assert!(created["ttlMs"].as_u64().unwrap() > 45 * 60 * 1000);
+    assert_eq!(created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "gemini-relay");
+    // A poll while it runs shows its progress text.
+    std::thread::sleep(Duration::from_millis(300));
+    let working = get(&mut relay, &task_id)["result"].clone();
+    assert_eq!(working["resultType"], "complete");
+    assert_eq!(working["status"], "working");
+    assert_ne!(working["statusMessage"], "🔍 Starting gemini-timeout-test", "{working}");
+    let done = wait_done(&mut relay, &task_id);
+    assert_eq!(done["status"], "completed");
+    // The same call without the declaration answers synchronously, with progress.
+    let mut params = call_params("gemini-timeout-test", json!({"duration": 3000}), false);
+    params["_meta"]["progressToken"] = json!("p");
+    let sync = relay.request("tools/call", params)["result"].clone();
+    assert_eq!(sync["resultType"], "complete");
+    let progress = relay.take_progress(&json!("p"));
+    assert!(progress.len() >= 2, "{progress:?}");
+    // Their texts differ only in the measured times, so compare their shape line by line.
+    let lines = |v: &Value| v["content"][0]["text"].as_str().unwrap().lines().count();
+    assert_eq!(lines(&done["result"]), lines(&sync));
+    assert_eq!(done["result"]["isError"], sync["isError"]);
+    assert!(
+        relay
+            .drain(Duration::from_millis(200))
+            .iter()
+            .all(|m| m["method"] != "notifications/progress")
+    );
+}
+
+#[test]
+fn a_failing_run_completes_with_the_same_error_result_as_a_synchronous_call() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_EXIT", "3")
+        .env("FAKE_STDERR", "boom")
+        .spawn();
+    let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let done = wait_done(&mut relay, &created["taskId"]);
+    assert_eq!(done["status"], "completed", "a result with isError is completed");
+    let sync =
+        relay.request("tools/call", call_params("gemini-ask", json!({"prompt": "hi"}), false));
+    let mut expected = sync["result"].clone();
+    expected.as_object_mut().unwrap().remove("_meta");
+    expected.as_object_mut().unwrap().remove("resultType");
+    let mut got = done["result"].clone();
+    got.as_object_mut().unwrap().remove("_meta");
+    got.as_object_mut().unwrap().remove("resultType");
+    assert_eq!(got, expected);
+    assert_eq!(got["isError"], true);
+}
+
+#[test]
+fn tasks_cancel_kills_the_process_group_and_the_task_reads_cancelled() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_HANG", "1")
+        .env("FAKE_GRANDCHILD", "1")
+        .spawn();
+    let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let task_id = created["taskId"].clone();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fakes.prompt_runs().is_empty() {
+        assert!(Instant::now() < deadline, "the fake never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let ack = relay.request("tasks/cancel", json!({"taskId": task_id, "_meta": meta(true)}));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(get(&mut relay, &task_id)["result"]["status"], "cancelled");
+    let left = fakes.leftovers(relay.pid(), Duration::from_secs(2));
+    assert!(left.is_empty(), "left running: {left:?}");
+    // It stays cancelled.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(get(&mut relay, &task_id)["result"]["status"], "cancelled");
+}
+
+#[test]
+fn unknown_tasks_and_undeclared_requests_are_errors() {
+    let mut relay = test_tools().spawn();
+    let unknown = get(&mut relay, &json!("0123"));
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(unknown["error"]["message"], "Unknown task: 0123");
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 500}));
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let undeclared =
+            relay.request(method, json!({"taskId": created["taskId"], "_meta": meta(false)}));
+        assert_eq!(undeclared["error"]["code"], -32021, "{method}: {undeclared}");
+        assert_eq!(
+            undeclared["error"]["data"],
+            json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+        );
+    }
+    let update =
+        relay.request("tasks/update", json!({"taskId": created["taskId"], "_meta": meta(true)}));
+    assert_eq!(update["result"]["resultType"], "complete");
+}
+
+#[test]
+fn legacy_calls_cheap_tools_and_invalid_arguments_are_never_tasks() {
+    let mut relay = test_tools().spawn();
+    // Declaring the extension without the modern protocol version is a legacy request.
+    let mut legacy = call_params("gemini-timeout-test", json!({"duration": 10}), true);
+    legacy["_meta"].as_object_mut().unwrap().remove("io.modelcontextprotocol/protocolVersion");
+    let answer = relay.request("tools/call", legacy);
+    assert!(answer["result"]["content"].is_array(), "{answer}");
+    let ping = relay.request("tools/call", call_params("gemini-ping", json!({}), true));
+    assert_eq!(ping["result"]["content"][0]["text"], "Pong!");
+    let invalid = relay.request("tools/call", call_params("gemini-timeout-test", json!({}), true));
+    assert_eq!(invalid["result"]["isError"], true);
+    assert_eq!(invalid["result"]["resultType"], "complete");
+}
+
+#[test]
+fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
+    let mut relay = test_tools().spawn();
+    let ids: Vec<Value> = (0..64)
+        .map(|_| {
+            start_task(&mut relay, "gemini-timeout-test", json!({"duration": 5000}))["taskId"]
+                .clone()
+        })
+        .collect();
+    let start = Instant::now();
+    for id in &ids[..8] {
+        assert_eq!(get(&mut relay, id)["result"]["status"], "working");
+    }
+    assert!(start.elapsed() < Duration::from_millis(500), "8 polls took {:?}", start.elapsed());
+}
+
+#[test]
+fn queued_agy_tasks_complete_in_arrival_order() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_SLEEP", "0.3").spawn();
+    let ids: Vec<Value> = (0..3)
+        .map(|n| {
+            start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}))["taskId"]
+                .clone()
+        })
+        .collect();
+    // While the first runs, the others wait in the agy queue and read `working`.
+    assert_eq!(get(&mut relay, &ids[2])["result"]["status"], "working");
+    let mut finished = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while finished.len() < ids.len() {
+        assert!(Instant::now() < deadline, "tasks still working");
+        for (n, id) in ids.iter().enumerate() {
+            if !finished.contains(&n) && get(&mut relay, id)["result"]["status"] == "completed" {
+                finished.push(n);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert_eq!(finished, [0, 1, 2]);
+    let prompts: Vec<String> = fakes.prompt_runs().iter().map(|run| run.stdin_text()).collect();
+    assert!(prompts[0].contains("p0") && prompts[1].contains("p1") && prompts[2].contains("p2"));
+}
+
+#[test]
+fn end_of_input_with_tasks_running_leaves_no_process_behind() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_HANG", "1")
+        .env("FAKE_GRANDCHILD", "1")
+        .spawn();
+    for n in 0..3 {
+        start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fakes.prompt_runs().len() < 3 {
+        assert!(Instant::now() < deadline, "the fakes never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    relay.close_stdin();
+    assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "no exit after end of input");
+    let left = fakes.leftovers(relay.pid(), Duration::from_secs(1));
+    assert!(left.is_empty(), "left running: {left:?}");
+}
