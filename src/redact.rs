@@ -25,27 +25,57 @@ pub fn utf16_len(s: &str) -> usize {
     units + tail.map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum::<usize>()
 }
 
-/// The `<shape>` of `Tool <name>(<shape>)` (§8.2): one `key=...` entry per argument in the order
-/// received, joined by single spaces. A string value shows only its length (`key=<N chars>`);
-/// any other value shows as compact JSON. Missing or non-object arguments give an empty shape.
+/// The flags the relay passes with a value in the next argv element. That element is the caller's
+/// text (or the relay's own choice) and is only ever logged as its length, even when it looks like
+/// a flag (D9: `--model --sk-abc` logs `--model <7 chars>`).
+const VALUE_FLAGS: &[&str] = &[
+    "-p",
+    "-m",
+    "--model",
+    "--effort",
+    "--json-schema",
+    "--mode",
+    "--add-dir",
+    "--agent",
+    "--conversation",
+    "--input-format",
+    "--output-format",
+    "--print-timeout",
+];
+
+/// The `<shape>` of `Tool <name>(<shape>)` (§8.2 with D9): one `key=...` entry per argument in the
+/// order received, joined by single spaces, keys with their control characters escaped. A string
+/// value shows only its length (`key=<N chars>`), an array its item count (`key=[N items]`), an
+/// object its key count (`key={N keys}`); numbers, booleans and `null` show as JSON. Missing or
+/// non-object arguments give an empty shape.
 pub fn invocation_shape(map: &Map<String, Value>) -> String {
     let entries: Vec<String> = map
         .iter()
-        .map(|(key, value)| match value {
-            Value::String(text) => format!("{key}={}", chars_placeholder(text)),
-            other => format!("{key}={}", serde_json::to_string(other).unwrap_or_default()),
+        .map(|(key, value)| {
+            let shape = match value {
+                Value::String(text) => chars_placeholder(text),
+                Value::Array(items) => format!("[{} items]", items.len()),
+                Value::Object(object) => format!("{{{} keys}}", object.len()),
+                other => other.to_string(),
+            };
+            format!("{}={shape}", escape_controls(key))
         })
         .collect();
     entries.join(" ")
 }
 
-/// The `<shape>` of `Starting: <command> <shape>` (§8.3): argv elements joined by single spaces,
-/// each kept verbatim when it looks like a flag (`^--?[\w-]+(=[\w.,:/@-]*)?$`, ASCII `\w`) and
-/// otherwise replaced by `<N chars>`.
+/// The `<shape>` of `Starting: <command> <shape>` (§8.3 with D9): argv elements joined by single
+/// spaces, each kept verbatim when it looks like a flag (`^--?[\w-]+(=[\w.,:/@-]*)?$`, ASCII `\w`)
+/// and does not follow one of `VALUE_FLAGS`, otherwise replaced by `<N chars>`.
 pub fn argv_shape(args: &[String]) -> String {
+    let mut after_value_flag = false;
     let shaped: Vec<String> = args
         .iter()
-        .map(|arg| if is_plain_flag(arg) { arg.clone() } else { chars_placeholder(arg) })
+        .map(|arg| {
+            let shown = !after_value_flag && is_plain_flag(arg);
+            after_value_flag = shown && VALUE_FLAGS.contains(&arg.as_str());
+            if shown { arg.clone() } else { chars_placeholder(arg) }
+        })
         .collect();
     shaped.join(" ")
 }
@@ -154,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn invocation_shape_non_strings_as_compact_json() {
+    fn invocation_shape_counts_arrays_and_objects_and_shows_scalars() {
         check_shape(
             json!({
                 "addDirs": ["../lib", "src"],
@@ -163,7 +193,27 @@ mod tests {
                 "agent": null,
                 "sandbox": false,
             }),
-            r#"addDirs=["../lib","src"] jsonSchema={"type":"object","properties":{"n":{"type":"integer"}}} chunkIndex=1.5 agent=null sandbox=false"#,
+            "addDirs=[2 items] jsonSchema={2 keys} chunkIndex=1.5 agent=null sandbox=false",
+        );
+    }
+
+    #[test]
+    fn invocation_shape_escapes_control_characters_in_keys() {
+        check_shape(
+            json!({"a\n[GMCPT] Fatal error: forged": 1}),
+            "a\\n[GMCPT] Fatal error: forged=1",
+        );
+    }
+
+    #[test]
+    fn argv_values_are_lengths_even_when_they_look_like_flags() {
+        check_argv(
+            &["--model", "--sk-abc=def", "--agent", "--x", "--sandbox", "-p", "--version"],
+            "--model <12 chars> --agent <3 chars> --sandbox -p <9 chars>",
+        );
+        check_argv(
+            &["--disable-slash-commands", "--conversation", "-c1"],
+            "--disable-slash-commands --conversation <3 chars>",
         );
     }
 

@@ -691,3 +691,72 @@ fn malformed_prompts_get_params_are_json_rpc_errors() {
     assert!(r["error"]["message"].as_str().unwrap().contains("arguments"));
     assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
 }
+
+#[test]
+fn secrets_in_arguments_never_reach_the_logs() {
+    let fakes = crate::util::Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_AGY_STRICT", "0").spawn();
+    relay.request("logging/setLevel", json!({"level": "debug"}));
+    let (text, _) =
+        relay.call_text("gemini-ask", json!({"prompt": "p", "effort": "sk-live-SECRET1"}));
+    assert!(text.contains("received 'sk-live-SECRET1'"), "the client keeps zod's text: {text}");
+    relay.call_text(
+        "gemini-ask",
+        json!({"prompt": "p", "model": "--sk-abc=SECRET2", "agent": "--SECRET3",
+               "conversationId": "--SECRET4", "jsonSchema": "--SECRET5", "addDirs": ["/SECRET6"]}),
+    );
+    relay.call_text("gemini-brainstorm", json!({"prompt": "p", "domain": "SECRET7"}));
+    relay.call_text("gemini-ping", json!({"a\n[GMCPT] Fatal error: forged": 1}));
+    let notifications = relay.drain(Duration::from_millis(200));
+    relay.close_stdin();
+    relay.wait_exit(Duration::from_secs(5));
+    let stderr = relay.stderr();
+    for n in 1..=7 {
+        assert!(!stderr.contains(&format!("SECRET{n}")), "SECRET{n} logged:\n{stderr}");
+    }
+    let sent = serde_json::to_string(&notifications).unwrap();
+    assert!(!sent.contains("SECRET"), "a secret went out as notifications/message: {sent}");
+    assert!(stderr.contains("received <15 chars>"), "{stderr}");
+    assert!(stderr.contains("--model <16 chars>"), "{stderr}");
+    assert!(
+        !stderr.lines().any(|line| line.starts_with("[GMCPT] Fatal error: forged")),
+        "{stderr}"
+    );
+    assert!(stderr.lines().all(|line| line.is_empty() || line.starts_with("[GMCPT] ")), "{stderr}");
+}
+
+#[test]
+fn every_line_of_a_clis_multi_line_stderr_is_prefixed() {
+    let fakes = crate::util::Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_EXIT", "1")
+        .env("FAKE_STDERR", "first line\nsecond line\n[GMCPT] Fatal error: forged\n")
+        .spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "p"}));
+    assert!(is_error && text.contains("second line"), "{text}");
+    relay.close_stdin();
+    relay.wait_exit(Duration::from_secs(5));
+    let stderr = relay.stderr();
+    assert!(stderr.contains("[GMCPT] second line"), "{stderr}");
+    assert!(stderr.lines().all(|line| line.is_empty() || line.starts_with("[GMCPT] ")), "{stderr}");
+    assert!(
+        !stderr.lines().any(|line| line.starts_with("[GMCPT] Fatal error: forged")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_negative_zero_id_is_the_integer_zero_and_a_fractional_token_is_no_token() {
+    let mut relay = Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
+    relay.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":-0,\"method\":\"ping\"}\n");
+    assert_eq!(relay.recv(), json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+    let answer = relay.request(
+        "tools/call",
+        json!({"name": "gemini-timeout-test", "arguments": {"duration": 10}, "_meta": {"progressToken": 1.5}}),
+    );
+    assert_eq!(answer["result"]["isError"], false);
+    let rest = relay.drain(Duration::from_millis(100));
+    assert!(rest.is_empty(), "no progress for a token of another type: {rest:?}");
+}

@@ -115,9 +115,13 @@ pub fn progress_message(idea_count: u64, methodology: &str) -> String {
 }
 
 /// The debug log line (SPEC §2.4.6 step 3 and §8.4).
+/// The debug line of a brainstorm. The domain is the caller's text, so only its length shows (D9).
 pub fn debug_line(methodology: &str, domain: Option<&str>) -> String {
-    let domain = non_empty(domain).unwrap_or("general");
-    format!("Brainstorm: Using methodology '{methodology}' for domain '{domain}'")
+    let domain = match non_empty(domain) {
+        Some(domain) => format!("<{} chars>", crate::redact::utf16_len(domain)),
+        None => "'general'".to_string(),
+    };
+    format!("Brainstorm: Using methodology '{methodology}' for domain {domain}")
 }
 
 const ANALYSIS_BLOCK: &str = "## Analysis Framework
@@ -461,7 +465,7 @@ Begin the brainstorming session:",
         );
         assert_eq!(
             debug_line("lateral", Some("fintech")),
-            "Brainstorm: Using methodology 'lateral' for domain 'fintech'"
+            "Brainstorm: Using methodology 'lateral' for domain <7 chars>"
         );
     }
 }
