@@ -681,6 +681,25 @@ fn invalid_numeric_settings_warn_and_fall_back() {
 }
 
 #[test]
+fn huge_byte_limits_are_clamped_and_the_relay_still_serves() {
+    let mut relay = Setup::new()
+        .env("GEMINI_MCP_MAX_MESSAGE_BYTES", "18446744073709551615")
+        .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "12")
+        .spawn();
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
+    relay.close_stdin();
+    relay.wait_exit(Duration::from_secs(5));
+    let stderr = relay.stderr();
+    assert!(
+        stderr.contains(
+            "GEMINI_MCP_MAX_MESSAGE_BYTES=\"18446744073709551615\" is out of range (1024 to 1073741824); using 1073741824"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("GEMINI_MCP_MAX_OUTPUT_BYTES=\"12\" is out of range"), "{stderr}");
+}
+
+#[test]
 fn malformed_prompts_get_params_are_json_rpc_errors() {
     let mut relay = Relay::start();
     let r = relay.request("prompts/get", json!({"arguments": {}}));
