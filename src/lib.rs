@@ -14,6 +14,7 @@ pub mod cli;
 mod config;
 mod exec;
 mod files;
+mod hosts;
 mod js;
 mod jsonrpc;
 mod logging;
