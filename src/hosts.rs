@@ -506,4 +506,18 @@ mod tests {
             "{claude}"
         );
     }
+
+    #[test]
+    fn the_readme_shows_every_default_configuration() {
+        let readme = include_str!("../README.md");
+        for host in Host::ALL {
+            let snippet = render(host, BINARY, &config(&[]));
+            assert!(
+                readme.contains(&snippet.text),
+                "README lacks the {} block:\n{}",
+                host.name(),
+                snippet.text
+            );
+        }
+    }
 }
