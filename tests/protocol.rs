@@ -1,6 +1,8 @@
 //! Transport, JSON-RPC strictness and the MCP lifecycle of both protocol eras, against the real binary.
 
-use std::process::Command;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -778,4 +780,169 @@ fn a_negative_zero_id_is_the_integer_zero_and_a_fractional_token_is_no_token() {
     assert_eq!(answer["result"]["isError"], false);
     let rest = relay.drain(Duration::from_millis(100));
     assert!(rest.is_empty(), "no progress for a token of another type: {rest:?}");
+}
+
+/// `gemini-relay config <host>` run from `binary` with only `env` in its environment.
+fn relay_config(binary: &Path, host: &str, env: &[(&str, &str)]) -> Output {
+    let out = Command::new(binary)
+        .args(["config", host])
+        .env_clear()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "config {host}: {out:?}");
+    out
+}
+
+/// TOML parsed by python3's `tomllib`, as JSON.
+fn parse_toml(text: &str) -> Value {
+    let mut python = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, tomllib; json.dump(tomllib.loads(sys.stdin.read()), sys.stdout)",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    python.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = python.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "tomllib refused:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The arguments `claude` gets when `script` (what `config claude` printed) runs in `sh`, and what
+/// `script` left in `MCP_TOOL_TIMEOUT`.
+fn run_claude_script(script: &str) -> (Vec<String>, String) {
+    let fake = "claude() { for arg in \"$@\"; do printf '%s\\0' \"$arg\"; done; }\n";
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{fake}{script}printf 'MCP_TOOL_TIMEOUT=%s' \"$MCP_TOOL_TIMEOUT\"\n"))
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sh refused:\n{script}\n{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (args, timeout) = text.rsplit_once("MCP_TOOL_TIMEOUT=").unwrap();
+    let args = args.split_terminator('\0').map(str::to_string).collect();
+    (args, timeout.to_string())
+}
+
+#[test]
+fn config_codex_tool_timeout_is_gemini_mcp_timeout_plus_two_minutes() {
+    let binary = Path::new(env!("CARGO_BIN_EXE_gemini-relay"));
+    let canonical = std::fs::canonicalize(binary).unwrap();
+    for (timeout, secs) in
+        [(None, 2820), (Some("60"), 3720), (Some("0.5"), 150), (Some("1.0001"), 181)]
+    {
+        let env: Vec<(&str, &str)> =
+            timeout.map(|t| ("GEMINI_MCP_TIMEOUT", t)).into_iter().collect();
+        let out = relay_config(binary, "codex", &env);
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        let config = parse_toml(&String::from_utf8(out.stdout).unwrap());
+        let server = &config["mcp_servers"]["gemini-relay"];
+        assert_eq!(server["tool_timeout_sec"], secs, "{timeout:?}");
+        assert_eq!(server["command"], canonical.to_str().unwrap());
+        match timeout {
+            Some(t) => assert_eq!(server["env"], json!({"GEMINI_MCP_TIMEOUT": t})),
+            None => assert!(server.get("env").is_none(), "{server}"),
+        }
+    }
+}
+
+#[test]
+fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
+    // A hard link in a directory whose name needs quoting in every format: `current_exe` reports
+    // the path the binary was started through.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("config {} it's a \"dir\" with \\", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("gemini-relay");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_gemini-relay"), &binary).unwrap();
+    let path = std::fs::canonicalize(&binary).unwrap().to_str().unwrap().to_string();
+    let agy = "C:\\agy \"x\"\n'y'\t$z é 🧵 \u{7f}";
+    let env = [("GEMINI_MCP_TIMEOUT", "60"), ("AGY_CLI_PATH", agy), ("GEMINI_MCP_TEST_TOOLS", "1")];
+    let expected_env =
+        json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1"});
+
+    let out = relay_config(&binary, "codex", &env);
+    let server =
+        &parse_toml(&String::from_utf8(out.stdout).unwrap())["mcp_servers"]["gemini-relay"];
+    assert_eq!(server["command"], path);
+    assert_eq!(server["env"], expected_env);
+    assert_eq!(server["tool_timeout_sec"], 3720);
+
+    for (host, file) in [("gemini", ".gemini/settings.json"), ("qwen", ".qwen/settings.json")] {
+        let out = relay_config(&binary, host, &env);
+        let config: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let server = &config["mcpServers"]["gemini-relay"];
+        assert_eq!(server["command"], path);
+        assert_eq!(server["env"], expected_env);
+        assert_eq!(server["timeout"], 3_720_000);
+        assert!(String::from_utf8_lossy(&out.stderr).contains(file));
+    }
+
+    let out = relay_config(&binary, "opencode", &env);
+    let config: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &config["mcp"]["gemini-relay"];
+    assert_eq!(server["type"], "local");
+    assert_eq!(server["command"], json!([path]));
+    assert_eq!(server["environment"], expected_env);
+    assert_eq!(server["enabled"], true);
+    assert_eq!(server["timeout"], 3_720_000);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("opencode.json"));
+
+    let out = relay_config(&binary, "claude", &env);
+    let (args, mcp_tool_timeout) = run_claude_script(&String::from_utf8(out.stdout).unwrap());
+    let expected: Vec<String> = [
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "gemini-relay",
+        "-e",
+        &format!("AGY_CLI_PATH={agy}"),
+        "-e",
+        "GEMINI_MCP_TIMEOUT=60",
+        "-e",
+        "GEMINI_MCP_TEST_TOOLS=1",
+        "--",
+        &path,
+    ]
+    .map(str::to_string)
+    .into();
+    assert_eq!(args, expected);
+    assert_eq!(mcp_tool_timeout, "");
+    // Past Claude Code's own 100,000,000 ms, the script also raises MCP_TOOL_TIMEOUT.
+    let out = relay_config(&binary, "claude", &[("GEMINI_MCP_TIMEOUT", "2000")]);
+    let (args, mcp_tool_timeout) = run_claude_script(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(args[5..], ["-e", "GEMINI_MCP_TIMEOUT=2000", "--", &path]);
+    assert_eq!(mcp_tool_timeout, "120120000");
+
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn config_with_an_unknown_or_missing_host_is_one_line_and_exit_2() {
+    for args in [&["config", "cursor"][..], &["config"], &["config", "codex", "gemini"]] {
+        let out = relay_cli(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("claude, codex, gemini, qwen, opencode"), "{err}");
+    }
+    let err = String::from_utf8(relay_cli(&["config", "cursor"]).stderr).unwrap();
+    assert_eq!(
+        err,
+        "gemini-relay: unknown host 'cursor' (known hosts: claude, codex, gemini, qwen, opencode)\n"
+    );
+    let help = String::from_utf8(relay_cli(&["--help"]).stdout).unwrap();
+    assert!(help.contains("gemini-relay config <host>"), "{help}");
 }
