@@ -1,7 +1,9 @@
 //! Test-only helpers shared by the unit tests: a temporary directory removed on drop, setting a
-//! file's mtime, and a tiny xorshift generator for property-style tests.
+//! file's mtime, making a FIFO, and a tiny xorshift generator for property-style tests.
 
+use std::ffi::CString;
 use std::fs::{self, File};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +18,16 @@ pub struct XorShift(u64);
 /// Sets the modification time of the file or directory at `path`.
 pub fn set_mtime(path: &Path, mtime: SystemTime) {
     File::open(path).unwrap().set_modified(mtime).unwrap();
+}
+
+/// Makes a FIFO (named pipe) at `path`: opening one for reading or writing blocks until the
+/// other end is opened, which is what the relay must never do.
+pub fn mkfifo(path: &Path) {
+    let path = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
+    #[allow(unsafe_code)]
+    let made = unsafe { libc::mkfifo(path.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo: {}", std::io::Error::last_os_error());
 }
 
 impl TempDir {
@@ -90,6 +102,8 @@ impl XorShift {
 mod tests {
     use super::*;
 
+    use std::os::unix::fs::FileTypeExt;
+
     #[test]
     fn temp_dir_creates_and_removes() {
         let dir = TempDir::new();
@@ -99,6 +113,8 @@ mod tests {
         assert_eq!(file, root.join("a/b.txt"));
         assert_eq!(fs::read(&file).unwrap(), b"hello");
         assert!(dir.dir("c/d").is_dir());
+        mkfifo(&root.join("fifo"));
+        assert!(fs::symlink_metadata(root.join("fifo")).unwrap().file_type().is_fifo());
         let link = dir.link("e/link", &file);
         assert_eq!(fs::read_link(&link).unwrap(), file);
         assert_ne!(TempDir::new().path(), root);

@@ -36,7 +36,7 @@ pub fn prepare(
             }
         }
         Backend::Gemini => {
-            files::assert_safe_file_references(&wrapped, &root)?;
+            files::check_gemini_references(&wrapped, &root)?;
             wrapped
         }
     };

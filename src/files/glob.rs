@@ -20,7 +20,9 @@ pub(crate) struct Glob {
 
 /// Whether a reference is a glob: it contains `*` or `?` (brackets are not glob syntax).
 pub(crate) fn is_glob(reference: &str) -> bool {
-    reference.contains(['*', '?'])
+    // Byte searches (memchr) rather than a char-set scan: tokens can be megabytes long.
+    let bytes = reference.as_bytes();
+    bytes.contains(&b'*') || bytes.contains(&b'?')
 }
 
 /// The glob text used for matching and messages: the reference with `\` turned into `/`.

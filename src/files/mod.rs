@@ -1,51 +1,91 @@
-//! `@` file references (SPEC §5): the project-root jail and inlining of files into the prompt.
+//! `@` file references (SPEC §5 with D14 and D15): the project-root jail and inlining of files into
+//! the prompt.
 //!
 //! This is a security boundary: a prompt must never bring a file from outside the project root to
-//! the model. The jail check refuses any `@` token that names a path outside the root, lexically or
-//! after resolving symlinks; inlining only ever reads canonical paths inside the canonical root.
+//! the model. The jail check refuses any `@` reference that names a path outside the root,
+//! lexically or after resolving symlinks. Inlining then reads only through descriptors beneath the
+//! canonical root and never follows a symlink (`fd`), so a concurrent writer that swaps a directory
+//! for a symlink after the check cannot lead it outside. Symlinks inside the project are neither
+//! walked nor read: `@link` stays verbatim, and walks leave symlink entries out.
+//!
+//! Every cost is linear or O(n log n) in the prompt and the tree (D15): tokens are de-duplicated
+//! with sets, the project is walked at most once per prompt and every distinct glob matched
+//! against it in one pass, and a token met again after the budget closed costs one count.
 
+mod cligrammar;
+pub(crate) mod fd;
 mod glob;
 mod inline;
 mod scan;
+mod secrets;
 mod walk;
 
 use std::borrow::Cow;
-use std::ffi::OsString;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::files::fd::{Dir, Kind};
 use crate::files::glob::Glob;
-use crate::files::inline::Inliner;
-use crate::files::walk::{WalkFile, is_within};
+use crate::files::inline::{Inliner, Outcome};
 
-/// Checks every `@` token of the prompt (also inside words) against the project root `root`.
+/// The error text when inlining stops because the call was cancelled.
+pub const CANCELLED: &str = "cancelled while inlining @file references";
+
+/// The gemini backend's jail check (SPEC D14): reads the prompt's `@` references with the Gemini
+/// CLI's own grammar (quoted pieces, backslash escapes, its terminators) and checks every path the
+/// CLI may read for each, lexically and after resolving symlinks, against the project root `root`.
 ///
-/// `Err` carries the exact refusal text of SPEC §5.3; the caller fails the whole tool call with it.
-pub fn assert_safe_file_references(prompt: &str, root: &Path) -> Result<(), String> {
-    Project::new(root).assert_safe(prompt)
+/// `Err` carries the refusal text of SPEC §5.3, naming the reference as the user wrote it.
+pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> {
+    let project = Project::new(root);
+    let mut checked = HashSet::new();
+    for reference in cligrammar::references(prompt) {
+        if !checked.insert(reference.written) {
+            continue;
+        }
+        for path in cligrammar::candidate_paths(&reference) {
+            if let Err(refusal) = project.check_path(&path) {
+                return Err(project.refusal(refusal, reference.written));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs the jail check, then replaces each `@` token that starts the prompt or follows whitespace
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
 ///
-/// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text (SPEC §5.3).
+/// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text (SPEC §5.3), or
+/// [`CANCELLED`] when `stop` was set before inlining finished.
 pub fn inline_file_references<'a>(
     prompt: &'a str,
     root: &Path,
-    _stop: &AtomicBool,
+    stop: &AtomicBool,
 ) -> Result<Cow<'a, str>, String> {
     let project = Project::new(root);
-    project.assert_safe(prompt)?;
+    project.assert_safe(prompt, stop)?;
     let tokens = scan::inline_tokens(prompt);
-    if tokens.is_empty() {
+    // With `/` as the root nothing is inside it (the original's `root + "/"` prefix test).
+    if tokens.is_empty() || project.real_root == Path::new("/") {
         return Ok(Cow::Borrowed(prompt));
     }
-    let mut expansion = Expansion { project, whole_walk: None, inliner: Inliner::new() };
+    let Ok(root_dir) = Dir::open(&project.real_root) else { return Ok(Cow::Borrowed(prompt)) };
+    let mut expansion = Expansion::new(project, root_dir, stop);
+    for token in &tokens {
+        if glob::is_glob(token.reference) {
+            expansion.note_glob(token.reference);
+        }
+    }
     let mut out = String::with_capacity(prompt.len());
     let mut copied = 0;
     for token in tokens {
+        if stop.load(Ordering::Relaxed) {
+            return Err(CANCELLED.to_string());
+        }
         out.push_str(&prompt[copied..token.at]);
         if !expansion.expand(token.reference, &mut out)? {
             out.push_str(&prompt[token.at..token.end]);
@@ -55,136 +95,6 @@ pub fn inline_file_references<'a>(
     out.push_str(&prompt[copied..]);
     out.push_str(&expansion.inliner.footers());
     Ok(Cow::Owned(out))
-}
-
-/// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
-struct Project {
-    root: PathBuf,
-    real_root: PathBuf,
-}
-
-/// Which of the two refusal texts applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refusal {
-    /// The token names a path outside the root, or starts with `~`.
-    Outside,
-    /// The token names an existing path whose canonical form is outside the canonical root.
-    ResolvingOutside,
-}
-
-/// The state of one prompt's inlining: the project, the lazily walked project and the budget.
-struct Expansion {
-    project: Project,
-    whole_walk: Option<Vec<WalkFile>>,
-    inliner: Inliner,
-}
-
-impl Project {
-    fn new(root: &Path) -> Project {
-        let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_bytes());
-        let real_root = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
-        Project { root, real_root }
-    }
-
-    fn assert_safe(&self, prompt: &str) -> Result<(), String> {
-        let mut checked = Vec::new();
-        for token in scan::jail_tokens(prompt) {
-            if !checked.contains(&token.reference) {
-                checked.push(token.reference);
-                self.check_reference(token.reference)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// SPEC §5.3 for one reference.
-    fn check_reference(&self, reference: &str) -> Result<(), String> {
-        let resolved = resolve_lexically(&self.root, reference.as_bytes());
-        if reference.starts_with('~') || !is_within(&resolved, &self.root) {
-            return Err(self.refusal(Refusal::Outside, reference));
-        }
-        match fs::canonicalize(&resolved) {
-            Ok(canonical) if !is_within(&canonical, &self.real_root) => {
-                Err(self.refusal(Refusal::ResolvingOutside, reference))
-            }
-            // A path that does not exist (or cannot be resolved) names nothing to leak.
-            Ok(_) | Err(_) => Ok(()),
-        }
-    }
-
-    fn refusal(&self, refusal: Refusal, reference: &str) -> String {
-        let what = match refusal {
-            Refusal::Outside => "outside",
-            Refusal::ResolvingOutside => "resolving outside",
-        };
-        format!(
-            "Refusing @file reference {what} the project directory: \"@{reference}\". Only files within {} may be referenced.",
-            self.root.display()
-        )
-    }
-}
-
-impl Expansion {
-    /// SPEC §5.4 for one inline token: appends its replacement to `out` and returns true, or
-    /// returns false when the token stays verbatim.
-    fn expand(&mut self, reference: &str, out: &mut String) -> Result<bool, String> {
-        if glob::is_glob(reference) {
-            return Ok(self.expand_glob(reference, out));
-        }
-        let resolved = resolve_lexically(&self.project.root, reference.as_bytes());
-        let Ok(canonical) = fs::canonicalize(&resolved) else { return Ok(false) };
-        let Ok(metadata) = fs::metadata(&canonical) else { return Ok(false) };
-        if !is_within(&canonical, &self.project.real_root) {
-            return Err(self.project.refusal(Refusal::ResolvingOutside, reference));
-        }
-        if metadata.is_dir() {
-            if canonical == self.project.real_root {
-                self.ensure_whole_walk();
-                let files = self.whole_walk.as_deref().unwrap_or_default();
-                return Ok(inline_files(&mut self.inliner, files, |_| true, out));
-            }
-            let files = walk::walk(&canonical, &self.project.real_root);
-            return Ok(inline_files(&mut self.inliner, &files, |_| true, out));
-        }
-        if !metadata.is_file() {
-            return Ok(false);
-        }
-        Ok(self.inliner.inline_file(reference, &canonical, out))
-    }
-
-    fn expand_glob(&mut self, reference: &str, out: &mut String) -> bool {
-        let text = glob::glob_text(reference);
-        if glob::is_oversized(&text) {
-            log::warn!("inlineFileReferences: ignoring oversized glob token \"@{text}\"");
-            return false;
-        }
-        let glob = Glob::compile(&text);
-        self.ensure_whole_walk();
-        let files = self.whole_walk.as_deref().unwrap_or_default();
-        inline_files(&mut self.inliner, files, |label| glob.matches(label), out)
-    }
-
-    /// Walks the whole project, at most once per prompt.
-    fn ensure_whole_walk(&mut self) {
-        if self.whole_walk.is_none() {
-            self.whole_walk = Some(walk::walk(&self.project.real_root, &self.project.real_root));
-        }
-    }
-}
-
-/// Inlines the walked files that `wanted` accepts, in walk order; true when any was inlined.
-fn inline_files(
-    inliner: &mut Inliner,
-    files: &[WalkFile],
-    wanted: impl Fn(&str) -> bool,
-    out: &mut String,
-) -> bool {
-    let mut any = false;
-    for file in files.iter().filter(|it| wanted(&it.label)) {
-        any |= inliner.inline_file(&file.label, &file.path, out);
-    }
-    any
 }
 
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
@@ -214,6 +124,370 @@ pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
     PathBuf::from(OsString::from_vec(resolved))
 }
 
+/// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
+struct Project {
+    root: PathBuf,
+    real_root: PathBuf,
+}
+
+/// Which of the two refusal texts applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The path is outside the root, or starts with `~`.
+    Outside,
+    /// The path exists and its canonical form is outside the canonical root.
+    ResolvingOutside,
+}
+
+impl Project {
+    fn new(root: &Path) -> Project {
+        let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_bytes());
+        let real_root = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        Project { root, real_root }
+    }
+
+    /// SPEC §5.3 over every jail-check token, each distinct one checked once.
+    fn assert_safe(&self, prompt: &str, stop: &AtomicBool) -> Result<(), String> {
+        let mut checked = HashSet::new();
+        for token in scan::jail_tokens(prompt) {
+            if !checked.insert(token.reference) {
+                continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(CANCELLED.to_string());
+            }
+            if let Err(refusal) = self.check_path(token.reference) {
+                return Err(self.refusal(refusal, token.reference));
+            }
+        }
+        Ok(())
+    }
+
+    /// SPEC §5.3 steps 1-3 for one path.
+    fn check_path(&self, path: &str) -> Result<(), Refusal> {
+        let resolved = resolve_lexically(&self.root, path.as_bytes());
+        if path.starts_with('~') || !is_within(&resolved, &self.root) {
+            return Err(Refusal::Outside);
+        }
+        match fs::canonicalize(&resolved) {
+            Ok(canonical) if !is_within(&canonical, &self.real_root) => {
+                Err(Refusal::ResolvingOutside)
+            }
+            // A path that does not exist (or cannot be resolved) names nothing to leak.
+            Ok(_) | Err(_) => Ok(()),
+        }
+    }
+
+    fn refusal(&self, refusal: Refusal, written: &str) -> String {
+        let what = match refusal {
+            Refusal::Outside => "outside",
+            Refusal::ResolvingOutside => "resolving outside",
+        };
+        format!(
+            "Refusing @file reference {what} the project directory: \"@{written}\". Only files within {} may be referenced.",
+            self.root.display()
+        )
+    }
+
+    /// The lexically resolved `reference` relative to the root (empty for the root itself), or
+    /// `None` when it is outside.
+    fn relative(&self, reference: &str) -> Option<Vec<u8>> {
+        let resolved = resolve_lexically(&self.root, reference.as_bytes());
+        if !is_within(&resolved, &self.root) {
+            return None;
+        }
+        let resolved = resolved.as_os_str().as_bytes();
+        Some(resolved.get(self.root.as_os_str().len() + 1..).unwrap_or_default().to_vec())
+    }
+}
+
+/// Whether `path` is `base` itself or below it, by string prefix `base` + `/` (as the original).
+fn is_within(path: &Path, base: &Path) -> bool {
+    let path = path.as_os_str().as_bytes();
+    let base = base.as_os_str().as_bytes();
+    path == base || (path.starts_with(base) && path.get(base.len()) == Some(&b'/'))
+}
+
+/// The state of one prompt's inlining: the project and its descriptor, the budget, every file met
+/// so far and what reading it gave, and the file lists of walked directories and globs.
+struct Expansion<'s> {
+    project: Project,
+    root: Dir,
+    stop: &'s AtomicBool,
+    inliner: Inliner,
+    /// Every file met, by id; `file_ids` maps a root-relative path to its id.
+    files: Vec<FileSlot>,
+    file_ids: HashMap<Vec<u8>, usize>,
+    /// File lists of walked directories (`dir_lists`, by root-relative path; the root is the
+    /// empty path) and of globs (`glob_lists`, by glob text, filled in one pass over the root's).
+    lists: Vec<List>,
+    dir_lists: HashMap<Vec<u8>, usize>,
+    glob_texts: Vec<String>,
+    glob_lists: HashMap<String, usize>,
+    globs_matched: bool,
+}
+
+/// A file met while inlining.
+struct FileSlot {
+    /// The path relative to the root (opened beneath it).
+    rel: Vec<u8>,
+    /// Its label in walks (lossy UTF-8 of `rel`).
+    label: String,
+    verdict: Verdict,
+}
+
+/// What reading a file gave, so that no file is read twice for nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Unread,
+    Text,
+    /// Skipped silently from now on.
+    Binary,
+    /// Footnoted once, skipped silently from now on.
+    Unreadable,
+}
+
+/// The files of one directory walk or glob, in walk order (ids into `Expansion::files`).
+#[derive(Debug, Default)]
+struct List {
+    files: Vec<usize>,
+    /// After the first expansion: the positions in `files` still worth reading (text files).
+    live: Option<Vec<usize>>,
+}
+
+impl<'s> Expansion<'s> {
+    fn new(project: Project, root: Dir, stop: &'s AtomicBool) -> Expansion<'s> {
+        Expansion {
+            project,
+            root,
+            stop,
+            inliner: Inliner::new(),
+            files: Vec::new(),
+            file_ids: HashMap::new(),
+            lists: Vec::new(),
+            dir_lists: HashMap::new(),
+            glob_texts: Vec::new(),
+            glob_lists: HashMap::new(),
+            globs_matched: false,
+        }
+    }
+
+    /// Collects a glob token before expansion starts, so that all distinct globs are matched
+    /// against the project walk in one pass.
+    fn note_glob(&mut self, reference: &str) {
+        let text = glob::glob_text(reference);
+        if glob::is_oversized(&text) || self.glob_lists.contains_key(&text) {
+            return;
+        }
+        self.lists.push(List::default());
+        self.glob_lists.insert(text.clone(), self.lists.len() - 1);
+        self.glob_texts.push(text);
+    }
+
+    /// SPEC §5.4 for one inline token: appends its replacement to `out` and returns true, or
+    /// returns false when the token stays verbatim.
+    fn expand(&mut self, reference: &str, out: &mut String) -> Result<bool, String> {
+        if glob::is_glob(reference) {
+            return self.expand_glob(reference, out);
+        }
+        // The jail check has refused every reference outside the root already.
+        let Some(rel) = self.project.relative(reference) else { return Ok(false) };
+        if rel.is_empty() {
+            let list = self.dir_list(&rel, None)?;
+            return self.inline_list(list, out);
+        }
+        let (parent_rel, name) = match rel.iter().rposition(|&it| it == b'/') {
+            Some(slash) => (&rel[..slash], OsStr::from_bytes(&rel[slash + 1..])),
+            None => (&rel[..0], OsStr::from_bytes(&rel)),
+        };
+        // A directory on the way that is missing, or is a symlink, makes the token unresolvable.
+        let Ok(parent) = self.root.dir_beneath(parent_rel) else { return Ok(false) };
+        match parent.kind(name) {
+            Ok(Kind::Dir) => {
+                let list = self.dir_list(&rel, Some((&parent, name)))?;
+                self.inline_list(list, out)
+            }
+            Ok(Kind::File) => Ok(self.inline_named_file(reference, &rel, &parent, name, out)),
+            // Missing, a symlink (never followed), or not a regular file.
+            Ok(Kind::Symlink | Kind::Other) | Err(_) => Ok(false),
+        }
+    }
+
+    fn expand_glob(&mut self, reference: &str, out: &mut String) -> Result<bool, String> {
+        let text = glob::glob_text(reference);
+        if glob::is_oversized(&text) {
+            log::warn!("inlineFileReferences: ignoring oversized glob token \"@{text}\"");
+            return Ok(false);
+        }
+        if !self.glob_lists.contains_key(&text) {
+            self.note_glob(reference);
+            self.globs_matched = false;
+        }
+        if !self.globs_matched {
+            self.match_globs()?;
+        }
+        let list = self.glob_lists[&text];
+        self.inline_list(list, out)
+    }
+
+    /// Walks the project (at most once) and matches every file against every distinct glob not yet
+    /// matched, in one pass over the walk.
+    fn match_globs(&mut self) -> Result<(), String> {
+        let whole = self.dir_list(&[], None)?;
+        let pending: Vec<(usize, Glob)> = self
+            .glob_texts
+            .iter()
+            .map(|text| (self.glob_lists[text], Glob::compile(text)))
+            .filter(|(list, _)| {
+                self.lists[*list].files.is_empty() && self.lists[*list].live.is_none()
+            })
+            .collect();
+        let files = std::mem::take(&mut self.lists[whole].files);
+        for &id in &files {
+            if self.stop.load(Ordering::Relaxed) {
+                self.lists[whole].files = files;
+                return Err(CANCELLED.to_string());
+            }
+            let label = &self.files[id].label;
+            for (list, glob) in &pending {
+                if glob.matches(label) {
+                    self.lists[*list].files.push(id);
+                }
+            }
+        }
+        self.lists[whole].files = files;
+        self.globs_matched = true;
+        Ok(())
+    }
+
+    /// The list of the directory `rel` (the root when empty), walked on first use. `child` is the
+    /// open parent and the directory's name, for any directory but the root.
+    fn dir_list(&mut self, rel: &[u8], child: Option<(&Dir, &OsStr)>) -> Result<usize, String> {
+        if let Some(&list) = self.dir_lists.get(rel) {
+            return Ok(list);
+        }
+        let (opened, name) = match child {
+            Some((parent, name)) => (parent.child_dir(name), name.as_bytes()),
+            None => {
+                let name = self.project.real_root.file_name().unwrap_or_default();
+                (self.root.dir_beneath(b""), name.as_bytes())
+            }
+        };
+        let walked = match opened {
+            // Swapped for a symlink (or removed) since the type check: nothing to inline.
+            Err(_) => Vec::new(),
+            Ok(dir) => walk::walk(dir, rel, name, &self.project.real_root, self.stop)
+                .map_err(|_| CANCELLED.to_string())?,
+        };
+        let files = walked.into_iter().map(|file| self.file_id(file.rel, file.label)).collect();
+        self.lists.push(List { files, live: None });
+        self.dir_lists.insert(rel.to_vec(), self.lists.len() - 1);
+        Ok(self.lists.len() - 1)
+    }
+
+    fn file_id(&mut self, rel: Vec<u8>, label: String) -> usize {
+        if let Some(&id) = self.file_ids.get(&rel) {
+            return id;
+        }
+        self.files.push(FileSlot { rel: rel.clone(), label, verdict: Verdict::Unread });
+        self.file_ids.insert(rel, self.files.len() - 1);
+        self.files.len() - 1
+    }
+
+    /// Inlines a file named by a token, labelled with the reference as written.
+    fn inline_named_file(
+        &mut self,
+        reference: &str,
+        rel: &[u8],
+        parent: &Dir,
+        name: &OsStr,
+        out: &mut String,
+    ) -> bool {
+        let id = self.file_id(rel.to_vec(), String::from_utf8_lossy(rel).into_owned());
+        if self.inliner.is_closed() {
+            self.inliner.omit(reference);
+            return false;
+        }
+        if matches!(self.files[id].verdict, Verdict::Binary | Verdict::Unreadable) {
+            return false;
+        }
+        let outcome = self.inliner.inline(reference, || parent.open_file(name), out);
+        self.files[id].verdict = verdict_after(self.files[id].verdict, outcome);
+        outcome == Outcome::Inlined
+    }
+
+    /// Inlines the files of a list in walk order; true when any was inlined.
+    ///
+    /// The first expansion of a list reads every file; later ones only those that gave text. Once
+    /// the budget is closed the whole list is omitted in one step.
+    fn inline_list(&mut self, list: usize, out: &mut String) -> Result<bool, String> {
+        let files = std::mem::take(&mut self.lists[list].files);
+        let live = self.lists[list].live.take();
+        let result = self.inline_files(&files, live, out);
+        self.lists[list].files = files;
+        let (any, live) = result?;
+        self.lists[list].live = Some(live);
+        Ok(any)
+    }
+
+    /// [`Expansion::inline_list`] over `files`, reading the positions `live` (all when `None`);
+    /// returns whether any file was inlined and the positions worth reading next time.
+    fn inline_files(
+        &mut self,
+        files: &[usize],
+        live: Option<Vec<usize>>,
+        out: &mut String,
+    ) -> Result<(bool, Vec<usize>), String> {
+        if self.inliner.is_closed() {
+            let labels = files.iter().map(|&id| self.files[id].label.as_str());
+            self.inliner.omit_many(files.len(), labels);
+            return Ok((false, live.unwrap_or_default()));
+        }
+        let positions = live.unwrap_or_else(|| (0..files.len()).collect());
+        let mut any = false;
+        let mut still_live = Vec::new();
+        for (n, &position) in positions.iter().enumerate() {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(CANCELLED.to_string());
+            }
+            let slot = &self.files[files[position]];
+            if matches!(slot.verdict, Verdict::Binary | Verdict::Unreadable) {
+                continue;
+            }
+            let root = &self.root;
+            let outcome = self.inliner.inline(&slot.label, || root.file_beneath(&slot.rel), out);
+            let slot = &mut self.files[files[position]];
+            slot.verdict = verdict_after(slot.verdict, outcome);
+            match outcome {
+                Outcome::Inlined => {
+                    any = true;
+                    still_live.push(position);
+                }
+                Outcome::Omitted => {
+                    // The budget closed at this file: every later file of the list is omitted too.
+                    let rest = &files[position + 1..];
+                    let labels = rest.iter().map(|&id| self.files[id].label.as_str());
+                    self.inliner.omit_many(rest.len(), labels);
+                    still_live.extend_from_slice(&positions[n..]);
+                    break;
+                }
+                Outcome::Binary | Outcome::Unreadable => (),
+            }
+        }
+        Ok((any, still_live))
+    }
+}
+
+fn verdict_after(before: Verdict, outcome: Outcome) -> Verdict {
+    match outcome {
+        Outcome::Inlined => Verdict::Text,
+        Outcome::Binary => Verdict::Binary,
+        Outcome::Unreadable => Verdict::Unreadable,
+        Outcome::Omitted => before,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,7 +495,15 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::time::{Duration, Instant};
 
-    use crate::testutil::{TempDir, XorShift};
+    use crate::testutil::{TempDir, XorShift, mkfifo};
+
+    /// A stop flag that is never set.
+    static GO: AtomicBool = AtomicBool::new(false);
+
+    /// The jail check of SPEC §5.3 on its own.
+    fn jail(prompt: &str, root: &Path) -> Result<(), String> {
+        Project::new(root).assert_safe(prompt, &GO)
+    }
 
     /// Writes `contents of <rel>\n` to `rel`.
     fn text(project: &TempDir, rel: &str) {
@@ -230,7 +512,7 @@ mod tests {
 
     /// Inlines `prompt` against the project, panicking on a refusal.
     fn inline(project: &TempDir, prompt: &str) -> String {
-        match inline_file_references(prompt, project.path(), &AtomicBool::new(false)) {
+        match inline_file_references(prompt, project.path(), &GO) {
             Ok(it) => it.into_owned(),
             Err(err) => panic!("inlining {prompt:?} failed: {err}"),
         }
@@ -255,16 +537,13 @@ mod tests {
     /// Asserts that both entry points refuse `prompt` with the `what` text for `reference`.
     fn check_refused(project: &TempDir, prompt: &str, what: &str, reference: &str) {
         let expected = refusal(project, what, reference);
-        assert_eq!(assert_safe_file_references(prompt, project.path()), Err(expected.clone()));
-        assert_eq!(
-            inline_file_references(prompt, project.path(), &AtomicBool::new(false)),
-            Err(expected)
-        );
+        assert_eq!(jail(prompt, project.path()), Err(expected.clone()));
+        assert_eq!(inline_file_references(prompt, project.path(), &GO), Err(expected));
     }
 
     /// Asserts that the jail accepts `prompt` and inlining returns it unchanged.
     fn check_unchanged(project: &TempDir, prompt: &str) {
-        assert_eq!(assert_safe_file_references(prompt, project.path()), Ok(()));
+        assert_eq!(jail(prompt, project.path()), Ok(()));
         assert_eq!(inline(project, prompt), prompt);
     }
 
@@ -281,7 +560,6 @@ mod tests {
     }
 
     fn is_root() -> bool {
-        // SAFETY: geteuid has no preconditions and cannot fail.
         // SAFETY: geteuid(2) takes no arguments and cannot fail.
         #[allow(unsafe_code)]
         unsafe {
@@ -307,7 +585,7 @@ mod tests {
             "@src/a.ts,",
             "@does-not-exist.txt",
         ] {
-            assert_eq!(assert_safe_file_references(prompt, project.path()), Ok(()), "{prompt}");
+            assert_eq!(jail(prompt, project.path()), Ok(()), "{prompt}");
         }
     }
 
@@ -565,18 +843,21 @@ mod tests {
     }
 
     #[test]
-    fn budget_omits_the_ninth_big_file() {
+    fn budget_counts_whole_blocks_and_closes_at_the_first_misfit() {
+        // D14 changes the original here: the block headers count, so eight 256 KiB files (exactly
+        // the 2 MiB of text) no longer fit; and the budget closes at the first file that does not
+        // fit, so the ninth is omitted unread.
         let project = TempDir::new();
         for n in 0..9 {
             project.file(&format!("f{n}.txt"), vec![b'a' + n; 262_144]);
         }
         let out = inline(&project, "@.");
         assert!(out.contains("----- BEGIN FILE: f0.txt -----"));
-        assert!(out.contains("----- END FILE: f7.txt -----"));
-        assert!(!out.contains("BEGIN FILE: f8.txt"));
+        assert!(!out.contains("BEGIN FILE: f7.txt"));
         assert!(out.ends_with(
-            "----- END FILE: f7.txt -----\n\n----- OMITTED: the 2097152 byte inline budget was reached; 1 file(s) not included: f8.txt -----\n"
+            "----- END FILE: f6.txt -----\n\n----- OMITTED: the 2097152 byte inline budget was reached; 2 file(s) not included: f7.txt, f8.txt -----\n"
         ));
+        assert!(out.len() <= "@.".len() + inline::BUDGET);
     }
 
     #[test]
@@ -591,9 +872,9 @@ mod tests {
         let out = inline(&project, "@big then @small/s00.txt and @small");
         assert!(out.contains(" then @small/s00.txt and @small\n----- OMITTED"), "tokens stay");
         assert!(out.ends_with(
-            "\n----- OMITTED: the 2097152 byte inline budget was reached; 13 file(s) not included: \
-             small/s00.txt, small/s00.txt, small/s01.txt, small/s02.txt, small/s03.txt, \
-             small/s04.txt, small/s05.txt, small/s06.txt, small/s07.txt, small/s08.txt, and 3 more -----\n"
+            "\n----- OMITTED: the 2097152 byte inline budget was reached; 14 file(s) not included: \
+             big/b7.txt, small/s00.txt, small/s00.txt, small/s01.txt, small/s02.txt, small/s03.txt, \
+             small/s04.txt, small/s05.txt, small/s06.txt, small/s07.txt, and 4 more -----\n"
         ));
     }
 
@@ -632,13 +913,7 @@ mod tests {
     fn binary_and_special_files_stay_verbatim() {
         let project = sample_project();
         check_unchanged(&project, "@logo.png");
-        let fifo =
-            std::ffi::CString::new(project.path().join("pipe").as_os_str().as_bytes()).unwrap();
-        // SAFETY: `fifo` is a valid NUL-terminated path.
-        // SAFETY: mkfifo(3) reads a NUL-terminated path that outlives the call.
-        #[allow(unsafe_code)]
-        let made = unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) };
-        assert_eq!(made, 0);
+        mkfifo(&project.path().join("pipe"));
         check_unchanged(&project, "@pipe");
         check_inlined(&project, "@.", &["BEGIN FILE: a.ts"], &["pipe"]);
     }
@@ -666,27 +941,24 @@ mod tests {
         let holder = TempDir::new();
         holder.link("project", project.path());
         let root = holder.path().join("project");
-        let out = inline_file_references("@a.ts and @.", &root, &AtomicBool::new(false)).unwrap();
+        let out = inline_file_references("@a.ts and @.", &root, &GO).unwrap();
         assert_eq!(out.matches("BEGIN FILE: a.ts -----").count(), 2);
         let expected = format!(
             "Refusing @file reference outside the project directory: \"@../x\". Only files within {} may be referenced.",
             root.display()
         );
-        assert_eq!(assert_safe_file_references("@../x", &root), Err(expected));
+        assert_eq!(jail("@../x", &root), Err(expected));
         let through_real = format!("@{}", project.path().join("a.ts").display());
-        assert!(assert_safe_file_references(&through_real, &root).is_err());
+        assert!(jail(&through_real, &root).is_err());
     }
 
     #[test]
     fn filesystem_root_as_project_root_refuses_everything_below_it() {
         // The original tests `resolved.startsWith(root + "/")`, which nothing passes for root `/`.
         let expected = "Refusing @file reference outside the project directory: \"@etc/passwd\". Only files within / may be referenced.";
+        assert_eq!(jail("@etc/passwd", Path::new("/")), Err(expected.into()));
         assert_eq!(
-            assert_safe_file_references("@etc/passwd", Path::new("/")),
-            Err(expected.into())
-        );
-        assert_eq!(
-            inline_file_references("@.", Path::new("/"), &AtomicBool::new(false)),
+            inline_file_references("@.", Path::new("/"), &GO),
             Ok(std::borrow::Cow::Borrowed("@."))
         );
     }
@@ -752,7 +1024,7 @@ mod tests {
             let len = rng.next() % 12;
             let prompt: String =
                 (0..len).map(|_| pieces[(rng.next() % pieces.len() as u64) as usize]).collect();
-            match inline_file_references(&prompt, project.path(), &AtomicBool::new(false)) {
+            match inline_file_references(&prompt, project.path(), &GO) {
                 Ok(out) => assert!(!out.contains("TOP-SECRET"), "{prompt:?} leaked"),
                 Err(err) => assert!(err.starts_with("Refusing @file reference "), "{err}"),
             }
@@ -767,9 +1039,10 @@ mod tests {
         for prompt in ["@".repeat(MB), "*".repeat(MB), "@*".repeat(MB / 2), "a@".repeat(MB / 2)] {
             let started = Instant::now();
             assert_eq!(
-                inline_file_references(&prompt, project.path(), &AtomicBool::new(false)).as_deref(),
+                inline_file_references(&prompt, project.path(), &GO).as_deref(),
                 Ok(prompt.as_str())
             );
+            eprintln!("{} took {:?}", &prompt[..2], started.elapsed());
             assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
         }
     }
@@ -785,11 +1058,12 @@ mod tests {
         let out = inline(&project, "@.");
         let elapsed = started.elapsed();
         eprintln!("inlining @. over 2,000 files of 1,536 bytes took {elapsed:?}");
-        assert_eq!(out.matches("----- BEGIN FILE: ").count(), 1_365);
+        // Each block costs its 1,536 bytes of text and 76 bytes of header and trailer (D14).
+        assert_eq!(out.matches("----- BEGIN FILE: ").count(), 1_295);
         assert!(out.ends_with(
-            "\n----- OMITTED: the 2097152 byte inline budget was reached; 635 file(s) not included: \
-             d13/f1365.txt, d13/f1366.txt, d13/f1367.txt, d13/f1368.txt, d13/f1369.txt, \
-             d13/f1370.txt, d13/f1371.txt, d13/f1372.txt, d13/f1373.txt, d13/f1374.txt, and 625 more -----\n"
+            "\n----- OMITTED: the 2097152 byte inline budget was reached; 705 file(s) not included: \
+             d12/f1295.txt, d12/f1296.txt, d12/f1297.txt, d12/f1298.txt, d12/f1299.txt, \
+             d13/f1300.txt, d13/f1301.txt, d13/f1302.txt, d13/f1303.txt, d13/f1304.txt, and 695 more -----\n"
         ));
     }
 }
