@@ -7,9 +7,12 @@
 //! is a correct file URL, `file://` + the percent-encoded absolute path (SPEC D11). The
 //! Windows-only search for `C:\...` paths in the reply (step b) is not ported (SPEC D1).
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
@@ -17,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::backend::options::RunOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+use crate::files::fd::{self, Dir, Kind};
 use crate::files::resolve_lexically;
 use crate::js;
 use crate::tools::str_arg;
@@ -118,7 +122,13 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 ///
 /// The check is lexical, like Node's `path.relative`: a relative path starting with `..`
 /// (including a name like `..foo`, SPEC Q16) escapes and is refused. An absolute `output_path`
-/// inside `cwd` is accepted. Parent directories are created. `cwd` must be absolute.
+/// inside `cwd` is accepted. `cwd` must be absolute.
+///
+/// The write never follows a symlink (SPEC D14): the directories on the way are opened one by one
+/// beneath `cwd` with `O_NOFOLLOW` (and created when missing), an existing destination that is
+/// not a regular file (a symlink, a FIFO, a directory) is refused without being opened, and the
+/// image goes to a new temporary file in the target directory that is then renamed over the
+/// destination. The source is read only if it is a regular file, opened without blocking.
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let trimmed = js::trim(output_path);
     let cwd = resolve_lexically(cwd, b"");
@@ -129,15 +139,8 @@ pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<Pat
             "Invalid outputPath: \"{trimmed}\" escapes the project workspace directory."
         ));
     }
-    let copy_failed =
-        |err: std::io::Error| format!("Could not save the image to \"{trimmed}\": {err}");
-    if let Some(parent) = destination.parent() {
-        fs::create_dir_all(parent).map_err(copy_failed)?;
-    }
-    // Copying a file onto itself would truncate it; there is nothing to do in that case.
-    if !is_same_file(image, &destination) {
-        fs::copy(image, &destination).map_err(copy_failed)?;
-    }
+    write_image(image, &cwd, &relative)
+        .map_err(|err| format!("Could not save the image to \"{trimmed}\": {err}"))?;
     Ok(relative)
 }
 
@@ -222,10 +225,71 @@ fn relative_path(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
-fn is_same_file(a: &Path, b: &Path) -> bool {
-    match (fs::canonicalize(a), fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+/// Writes a copy of `image` to `relative` beneath `cwd` through directory descriptors.
+fn write_image(image: &Path, cwd: &Path, relative: &Path) -> io::Result<()> {
+    let mut source = fd::open_regular(image)?;
+    let Some(name) = relative.file_name() else {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    };
+    let mut dir = Dir::open(cwd)?;
+    for component in relative.parent().into_iter().flat_map(Path::components) {
+        dir = open_or_create_dir(&dir, component.as_os_str())?;
+    }
+    match dir.kind(name) {
+        Ok(Kind::File) => (),
+        Ok(Kind::Symlink) => return Err(not_followed(name)),
+        Ok(Kind::Dir | Kind::Other) => {
+            return Err(io::Error::other(format!(
+                "\"{}\" is not a regular file",
+                name.to_string_lossy()
+            )));
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => (),
+        Err(err) => return Err(err),
+    }
+    let (temp, mut file) = create_temp(&dir)?;
+    let written = io::copy(&mut source, &mut file).and_then(|_| dir.rename(&temp, name));
+    if written.is_err() {
+        let _ = dir.remove_file(&temp);
+    }
+    written
+}
+
+/// Opens the directory `name` in `parent`, creating it when missing; a symlink is refused.
+fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
+    match parent.kind(name) {
+        Ok(Kind::Dir) => (),
+        Ok(Kind::Symlink) => return Err(not_followed(name)),
+        Ok(Kind::File | Kind::Other) => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
+            Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
+            _ => (),
+        },
+        Err(err) => return Err(err),
+    }
+    // `O_NOFOLLOW`: a symlink swapped in since the check is refused here.
+    parent.child_dir(name)
+}
+
+fn not_followed(name: &OsStr) -> io::Error {
+    io::Error::other(format!(
+        "\"{}\" is a symbolic link, which is never followed",
+        name.to_string_lossy()
+    ))
+}
+
+/// Creates a new temporary file in `dir` (`O_CREAT | O_EXCL`), returning its name and the file.
+fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = OsString::from(format!(".gemini-relay-{}-{n}.tmp", std::process::id()));
+        match dir.create_new_file(&name) {
+            Ok(file) => return Ok((name, file)),
+            // A leftover of an earlier process with the same id: try the next name.
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
     }
 }
 
@@ -297,7 +361,9 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    use crate::testutil::{TempDir, set_mtime};
+    use std::os::unix::fs::symlink;
+
+    use crate::testutil::{TempDir, mkfifo, set_mtime};
 
     #[test]
     fn prompt_with_and_without_size() {
@@ -472,6 +538,111 @@ mod tests {
         let missing = tmp.path().join("missing.png");
         let err = copy_to_output("x.png", &missing, tmp.path()).unwrap_err();
         assert!(err.starts_with("Could not save the image to \"x.png\": "), "{err}");
+    }
+
+    /// The names in `dir`, sorted (to see that no temporary file is left behind).
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn output_path_symlink_is_never_followed() {
+        let outside = TempDir::new();
+        let victim = outside.file("victim.png", "VICTIM");
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "PNGDATA");
+        let cwd = tmp.dir("project");
+        symlink(&victim, cwd.join("logo.png")).unwrap();
+        let err = copy_to_output("logo.png", &image, &cwd).unwrap_err();
+        assert_eq!(
+            err,
+            "Could not save the image to \"logo.png\": \"logo.png\" is a symbolic link, which is never followed"
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "VICTIM");
+        assert_eq!(names(&cwd), ["logo.png"]);
+    }
+
+    #[test]
+    fn output_path_through_a_directory_symlink_is_refused() {
+        let outside = TempDir::new();
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "PNGDATA");
+        let cwd = tmp.dir("project");
+        symlink(outside.path(), cwd.join("assets")).unwrap();
+        for output in ["assets/new.png", "assets/deeper/new.png"] {
+            let err = copy_to_output(output, &image, &cwd).unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "Could not save the image to \"{output}\": \"assets\" is a symbolic link, which is never followed"
+                )
+            );
+        }
+        assert!(names(outside.path()).is_empty(), "nothing written outside");
+    }
+
+    #[test]
+    fn output_path_fifo_and_directory_are_refused_without_blocking() {
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "PNGDATA");
+        let cwd = tmp.dir("project");
+        mkfifo(&cwd.join("pipe.png"));
+        tmp.dir("project/dir.png");
+        let started = std::time::Instant::now();
+        assert_eq!(
+            copy_to_output("pipe.png", &image, &cwd).unwrap_err(),
+            "Could not save the image to \"pipe.png\": \"pipe.png\" is not a regular file"
+        );
+        assert_eq!(
+            copy_to_output("dir.png", &image, &cwd).unwrap_err(),
+            "Could not save the image to \"dir.png\": \"dir.png\" is not a regular file"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(names(&cwd), ["dir.png", "pipe.png"]);
+    }
+
+    #[test]
+    fn image_source_fifo_is_refused_without_blocking() {
+        let tmp = TempDir::new();
+        let cwd = tmp.dir("project");
+        mkfifo(&tmp.path().join("img.png"));
+        let started = std::time::Instant::now();
+        assert_eq!(
+            copy_to_output("out.png", &tmp.path().join("img.png"), &cwd).unwrap_err(),
+            "Could not save the image to \"out.png\": not a regular file"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(names(&cwd).is_empty());
+    }
+
+    #[test]
+    fn output_path_replaces_a_regular_file_atomically() {
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "NEW");
+        let cwd = tmp.dir("project");
+        let old = tmp.file("project/out/fox.png", "OLD");
+        let link = cwd.join("hardlink.png");
+        fs::hard_link(&old, &link).unwrap();
+        assert_eq!(copy_to_output("out/fox.png", &image, &cwd), Ok(PathBuf::from("out/fox.png")));
+        assert_eq!(fs::read_to_string(&old).unwrap(), "NEW");
+        assert_eq!(
+            fs::read_to_string(&link).unwrap(),
+            "OLD",
+            "renamed into place, not written through"
+        );
+        assert_eq!(names(&cwd.join("out")), ["fox.png"]);
+        assert_eq!(
+            copy_to_output(".", &image, &cwd).unwrap_err(),
+            "Could not save the image to \".\": Is a directory (os error 21)"
+        );
+        tmp.file("project/file", "x");
+        let err = copy_to_output("file/x.png", &image, &cwd).unwrap_err();
+        assert!(err.ends_with("Not a directory (os error 20)"), "{err}");
     }
 
     fn report<'a>(image: Option<&'a Path>, saved_to: Option<&'a Path>) -> ImageReport<'a> {

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
 
+use crate::files::fd;
 use crate::js;
 
 /// One resumable conversation as `gemini-conversations` lists it.
@@ -100,7 +101,7 @@ impl Store {
     pub fn read_transcript_response(&self, id: &str) -> Result<String, String> {
         let jsonl = self.logs_dir(id).join("transcript.jsonl");
         if valid_id(id) {
-            match fs::read(&jsonl) {
+            match read_file(&jsonl) {
                 Ok(bytes) => {
                     let replies = extract_replies(&parse_jsonl(&String::from_utf8_lossy(&bytes)));
                     if !replies.is_empty() {
@@ -175,7 +176,7 @@ impl Store {
     /// The `cwd → id` object; `Ok(None)` when the file is missing or not an object.
     fn read_last_conversations(&self) -> Result<Option<Map<String, Value>>, String> {
         let path = self.base.join("cache").join("last_conversations.json");
-        let bytes = match fs::read(&path) {
+        let bytes = match read_file(&path) {
             Ok(bytes) => bytes,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err.to_string()),
@@ -203,7 +204,7 @@ impl Store {
     }
 
     fn first_prompt(&self, id: &str) -> Option<String> {
-        let bytes = fs::read(self.logs_dir(id).join("transcript.jsonl")).ok()?;
+        let bytes = read_file(&self.logs_dir(id).join("transcript.jsonl")).ok()?;
         let entries = parse_jsonl(&String::from_utf8_lossy(&bytes));
         let content =
             entries.iter().find_map(|entry| match (&entry["type"], &entry["content"]) {
@@ -253,6 +254,14 @@ pub fn render_conversations(rows: &[ConversationRow]) -> String {
     }
     out.push_str("\nContinue one with gemini-ask and `conversationId: \"<id>\"`.");
     out
+}
+
+/// The whole file at `path`, read only if it is a regular file (opened without blocking, so a
+/// FIFO in agy's store cannot hang the relay; SPEC D14).
+fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fd::open_regular(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// `mtime + 1 ms ≥ t`.
@@ -322,7 +331,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::testutil::{TempDir, set_mtime};
+    use crate::testutil::{TempDir, mkfifo, set_mtime};
 
     /// The agy store of a fake home directory.
     fn store(home: &TempDir) -> Store {
@@ -525,6 +534,23 @@ mod tests {
         fs::create_dir_all(logs.join("transcript.jsonl")).unwrap();
         let err = store(&home).read_transcript_response("c5").unwrap_err();
         assert!(err.starts_with("agy: no model response found for conversation c5"), "{err}");
+    }
+
+    #[test]
+    fn fifos_in_the_store_are_refused_without_blocking() {
+        let home = TempDir::new();
+        let logs = conversation(&home, "c6", None, at(T));
+        let cache = base(&home).join("cache");
+        fs::create_dir_all(&cache).unwrap();
+        mkfifo(&logs.join("transcript.jsonl"));
+        mkfifo(&cache.join("last_conversations.json"));
+        let started = std::time::Instant::now();
+        let store = store(&home);
+        let err = store.read_transcript_response("c6").unwrap_err();
+        assert!(err.starts_with("agy: no model response found for conversation c6"), "{err}");
+        assert_eq!(store.last_conversation_for(Path::new("/w")), None);
+        assert_eq!(store.list_conversations(5)[0].first_prompt, None);
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     }
 
     #[test]
