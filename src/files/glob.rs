@@ -16,6 +16,10 @@ pub(crate) const MAX_GLOB_STARS: usize = 6;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Glob {
     pieces: Vec<Piece>,
+    /// The literal text before the first wildcard and after the last one: a path that does not
+    /// start and end with them cannot match, which is checked before the state simulation.
+    prefix: String,
+    suffix: String,
 }
 
 /// Whether a reference is a glob: it contains `*` or `?` (brackets are not glob syntax).
@@ -76,11 +80,26 @@ impl Glob {
                 }
             }
         }
-        Glob { pieces }
+        let literal = |run: &mut dyn Iterator<Item = &Piece>| -> Vec<u16> {
+            run.map_while(|piece| match piece {
+                Piece::Unit(unit) => Some(*unit),
+                _ => None,
+            })
+            .collect()
+        };
+        // The wildcards are ASCII, so a run of literal units holds whole characters.
+        let prefix = String::from_utf16_lossy(&literal(&mut pieces.iter()));
+        let mut suffix = literal(&mut pieces.iter().rev());
+        suffix.reverse();
+        let suffix = String::from_utf16_lossy(&suffix);
+        Glob { pieces, prefix, suffix }
     }
 
     /// Whether the whole of `path` (a root-relative POSIX path) matches the glob.
     pub(crate) fn matches(&self, path: &str) -> bool {
+        if !path.starts_with(&self.prefix) || !path.ends_with(&self.suffix) {
+            return false;
+        }
         let mut states = StateSet::new(self.pieces.len());
         let mut current = Vec::new();
         self.add_state(&mut states, &mut current, before(0));
@@ -286,6 +305,17 @@ mod tests {
     }
 
     #[test]
+    fn literal_prefix_and_suffix_filter_first() {
+        let glob = Glob::compile("src/*é😀.ts");
+        assert_eq!((glob.prefix.as_str(), glob.suffix.as_str()), ("src/", "é😀.ts"));
+        check("src/*é😀.ts", "src/aé😀.ts", true);
+        check("src/*é😀.ts", "src/a😀.ts", false);
+        check("😀?😀", "😀x😀", true);
+        check("😀?😀", "😀", false);
+        assert_eq!(Glob::compile("**/x").prefix, "");
+    }
+
+    #[test]
     fn everything_else_is_literal() {
         check("a.?s", "a.ts", true);
         check("a.*", "abts", false);
@@ -385,7 +415,7 @@ mod tests {
 
     #[test]
     fn random_globs_agree_with_the_backtracking_reference() {
-        let glob_alphabet = ['a', 'b', '/', '*', '*', '?', '.', '\n'];
+        let glob_alphabet = ['a', 'b', '/', '*', '*', '?', '.', '\n', '😀'];
         let path_alphabet = ['a', 'b', '/', '.', '\n', '😀'];
         let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..5_000 {

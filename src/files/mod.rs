@@ -1066,4 +1066,276 @@ mod tests {
              d13/f1300.txt, d13/f1301.txt, d13/f1302.txt, d13/f1303.txt, d13/f1304.txt, and 695 more -----\n"
         ));
     }
+
+    #[test]
+    fn symlinks_inside_the_project_are_never_followed() {
+        // D14: a symlink is not followed even when it points inside the project, so a reference
+        // through one stays verbatim and walks leave it out (SPEC §5.7's target labels are gone).
+        let project = TempDir::new();
+        text(&project, "real/a.txt");
+        project.link("alias.txt", &project.path().join("real/a.txt"));
+        project.link("aliasdir", &project.path().join("real"));
+        for prompt in ["@alias.txt", "@aliasdir", "@aliasdir/a.txt", "@aliasdir/../real/a.txt,"] {
+            check_unchanged(&project, prompt);
+        }
+        let out = check_inlined(
+            &project,
+            "@.",
+            &[&block("real/a.txt", &contents("real/a.txt"))],
+            &["alias"],
+        );
+        assert_eq!(out.matches("BEGIN FILE").count(), 1);
+        check_inlined(&project, "@**/a.txt", &["BEGIN FILE: real/a.txt -----"], &["alias"]);
+    }
+
+    #[test]
+    fn fifos_among_inlined_files_never_block() {
+        let project = TempDir::new();
+        text(&project, "a.txt");
+        for name in ["pipe.txt", "sub/pipe.txt"] {
+            project.dir("sub");
+            mkfifo(&project.path().join(name));
+        }
+        let started = Instant::now();
+        for prompt in ["@pipe.txt", "@sub/pipe.txt", "@sub"] {
+            check_unchanged(&project, prompt);
+        }
+        for prompt in ["@.", "@*.txt", "@**/*.txt", "@a.txt @pipe.txt"] {
+            check_inlined(
+                &project,
+                prompt,
+                &["BEGIN FILE: a.txt -----"],
+                &["pipe.txt -----", "UNREADABLE"],
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn repeated_tokens_and_the_budget_bound_the_growth() {
+        // Issue 9 item 4: 2,000 empty files and `@**/*.txt` 1,000 times once took 388 MB.
+        let project = TempDir::new();
+        for n in 0..2_000 {
+            project.file(&format!("d{:02}/f{n:04}.txt", n / 100), "");
+        }
+        let prompt = "@**/*.txt ".repeat(1_000);
+        let started = Instant::now();
+        let out = inline(&project, &prompt);
+        let elapsed = started.elapsed();
+        assert!(out.len() <= prompt.len() + inline::BUDGET, "grew by {}", out.len() - prompt.len());
+        assert!(out.len() > inline::BUDGET - inline::FOOTER_RESERVE, "the budget is used");
+        // 27,486 blocks of 76 bytes fit; the other 1,972,514 matches are counted, not read.
+        assert!(out.ends_with(" and 1972504 more -----\n"), "{}", &out[out.len() - 300..]);
+        assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    }
+
+    #[test]
+    fn a_set_stop_flag_cancels() {
+        let project = sample_project();
+        let stop = AtomicBool::new(true);
+        for prompt in ["@.", "@a.ts", "@**/*.ts", "x @../y"] {
+            assert_eq!(
+                inline_file_references(prompt, project.path(), &stop),
+                Err(CANCELLED.to_string())
+            );
+        }
+        assert_eq!(
+            inline_file_references("no reference", project.path(), &stop).as_deref(),
+            Ok("no reference")
+        );
+    }
+
+    #[test]
+    fn jail_holds_against_a_directory_swapped_for_a_symlink() {
+        // Issue 9 item 1: `proj/d` and `proj/dswap -> /outside/d` swap places in a loop while
+        // `@.`, `@d` and `@d/f.txt` are inlined; no outside byte may ever come through.
+        let outside = TempDir::new();
+        outside.file("d/f.txt", "OUTSIDE-BYTES");
+        outside.file("d/g.txt", "OUTSIDE-BYTES");
+        let project = TempDir::new();
+        project.file("d/f.txt", "inside f");
+        project.file("d/g.txt", "inside g");
+        project.link("dswap", &outside.path().join("d"));
+        let d = std::ffi::CString::new(project.path().join("d").as_os_str().as_bytes()).unwrap();
+        let dswap =
+            std::ffi::CString::new(project.path().join("dswap").as_os_str().as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let swapper = std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while Instant::now() < deadline {
+                // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
+                #[allow(unsafe_code)]
+                let rc = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        d.as_ptr(),
+                        libc::AT_FDCWD,
+                        dswap.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(rc, 0, "renameat2: {}", std::io::Error::last_os_error());
+                swaps += 1;
+            }
+            swaps
+        });
+        let (mut inlined, mut refused, mut calls) = (0, 0, 0);
+        while Instant::now() < deadline {
+            for prompt in ["@.", "@d", "@d/f.txt"] {
+                calls += 1;
+                match inline_file_references(prompt, project.path(), &GO) {
+                    Ok(out) => {
+                        assert!(!out.contains("OUTSIDE"), "{prompt} leaked:\n{out}");
+                        inlined += usize::from(out.contains("inside"));
+                    }
+                    Err(err) => {
+                        assert!(
+                            err.starts_with("Refusing @file reference resolving outside"),
+                            "{err}"
+                        );
+                        refused += 1;
+                    }
+                }
+            }
+        }
+        let swaps = swapper.join().unwrap();
+        eprintln!(
+            "{calls} calls ({inlined} inlined inside files, {refused} refused) during {swaps} swaps"
+        );
+        assert!(swaps > 100 && inlined > 10, "the race was exercised");
+    }
+
+    /// The CPU time this thread has used (unlike wall time, not inflated when other processes
+    /// keep the machine busy).
+    fn thread_cpu_time() -> Duration {
+        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+        assert_eq!(rc, 0);
+        Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+    }
+
+    /// The least CPU time of three runs of `small` and of `large`, run in turns.
+    fn fastest_of_each(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration) {
+        let time = |f: &mut dyn FnMut()| {
+            let started = thread_cpu_time();
+            f();
+            thread_cpu_time() - started
+        };
+        let (mut best_small, mut best_large) = (Duration::MAX, Duration::MAX);
+        for _ in 0..3 {
+            best_small = best_small.min(time(&mut small));
+            best_large = best_large.min(time(&mut large));
+        }
+        (best_small, best_large)
+    }
+
+    #[test]
+    fn jail_check_is_near_linear_in_distinct_tokens() {
+        // Issue 9 item 7: 40,000 distinct tokens once took 3.6 s (a linear search per token).
+        let project = TempDir::new();
+        let prompt = |n: usize| (0..n).map(|it| format!("@f{it}.txt ")).collect::<String>();
+        let (small, large) = (prompt(10_000), prompt(40_000));
+        let (time_small, time_large) = fastest_of_each(
+            || jail(&small, project.path()).unwrap(),
+            || jail(&large, project.path()).unwrap(),
+        );
+        eprintln!("jail check: 10,000 distinct tokens {time_small:?}, 40,000 {time_large:?}");
+        assert!(time_large <= time_small * 5, "{time_small:?} then {time_large:?}");
+    }
+
+    #[test]
+    fn globs_are_near_linear_in_distinct_patterns() {
+        // Issue 9 item 8: 1,600 glob tokens over 2,000 files once took 19 s (every token matched and
+        // inlined again).
+        let project = TempDir::new();
+        for n in 0..2_000 {
+            project.file(&format!("d{:02}/f{n:04}.txt", n / 100), "x");
+        }
+        let prompt = |n: usize| (0..n).map(|it| format!("@**/*{it}.txt ")).collect::<String>();
+        let (small, large) = (prompt(400), prompt(1_600));
+        let (time_small, time_large) =
+            fastest_of_each(|| drop(inline(&project, &small)), || drop(inline(&project, &large)));
+        eprintln!("globs over 2,000 files: 400 patterns {time_small:?}, 1,600 {time_large:?}");
+        assert!(time_large <= time_small * 5, "{time_small:?} then {time_large:?}");
+    }
+
+    /// The gemini backend's check on `prompt`, in a project with `../secret.txt` beside it.
+    fn gemini_check(project: &TempDir, prompt: &str) -> Result<(), String> {
+        check_gemini_references(prompt, project.path())
+    }
+
+    #[test]
+    fn gemini_check_refuses_every_escape_of_issue_12() {
+        let parent = TempDir::new();
+        parent.file("secret.txt", "TOP-SECRET");
+        let project = parent.dir("project");
+        for (prompt, written) in [
+            ("@../secret.txt", "../secret.txt"),
+            (r#"@"../secret.txt""#, r#""../secret.txt""#),
+            (r"@docs\ ../../secret.txt", r"docs\ ../../secret.txt"),
+            (r#"see @"a b/../../../secret.txt""#, r#""a b/../../../secret.txt""#),
+            (r#"@"~/.ssh/id_rsa""#, r#""~/.ssh/id_rsa""#),
+            (r"@\/etc/passwd", r"\/etc/passwd"),
+            (r#"@"notes on ../x""#, r#""notes on ../x""#),
+            ("mail x@/etc/passwd", "/etc/passwd"),
+        ] {
+            let expected = format!(
+                "Refusing @file reference outside the project directory: \"@{written}\". Only files within {} may be referenced.",
+                project.display()
+            );
+            assert_eq!(check_gemini_references(prompt, &project), Err(expected), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn gemini_check_reads_quoted_names_as_the_cli_does() {
+        // The CLI keeps the quotes of `@"evil"/passwd` and reads through a symlink named `"evil"`.
+        let outside = TempDir::new();
+        outside.file("passwd", "root:x:0:0");
+        let project = TempDir::new();
+        project.link("\"evil\"", outside.path());
+        project.link("link", outside.path());
+        let prompt = r#"@"evil"/passwd"#;
+        assert_eq!(
+            gemini_check(&project, prompt),
+            Err(refusal(&project, "resolving outside", r#""evil"/passwd"#))
+        );
+        assert_eq!(
+            gemini_check(&project, r#"@"link/passwd""#),
+            Err(refusal(&project, "resolving outside", r#""link/passwd""#))
+        );
+    }
+
+    #[test]
+    fn gemini_check_allows_what_stays_inside() {
+        let project = sample_project();
+        project.file("docs/my file.md", "x");
+        for prompt in [
+            "explain @a.ts and @src/deep/b.ts.",
+            "mail user@example.com.",
+            r"not a reference: \@../secret.txt",
+            r#"@"docs/my file.md" and @docs/my\ file.md"#,
+            "@./src/a.ts, @./nested",
+            "@.",
+            "@src/../a.ts",
+            r#"@"a long quoted name for a file that does not exist.md""#,
+            "class A { @Injectable() svc } /** @param x */",
+            "@ @, @( @.",
+        ] {
+            assert_eq!(gemini_check(&project, prompt), Ok(()), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn gemini_check_is_linear() {
+        let project = TempDir::new();
+        let prompt: String = (0..10_000).map(|n| format!("@\"f {n}.txt\" ")).collect();
+        let started = Instant::now();
+        assert_eq!(gemini_check(&project, &prompt), Ok(()));
+        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        let repeated = format!("{}@../x", "@\"a b\" ".repeat(100_000));
+        assert!(gemini_check(&project, &repeated).is_err());
+    }
 }
