@@ -23,3 +23,6 @@ mod agy;
 
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
+
+// `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
+mod files;
