@@ -12,12 +12,16 @@ pub(crate) const MAX_GLOB_UNITS: usize = 200;
 /// Most `*` characters a glob may contain.
 pub(crate) const MAX_GLOB_STARS: usize = 6;
 
+/// At most this many UTF-16 units of a glob's literal prefix and suffix are checked up front.
+const AFFIX_UNITS: usize = 64;
+
 /// A compiled glob.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Glob {
     pieces: Vec<Piece>,
-    /// The literal text before the first wildcard and after the last one: a path that does not
-    /// start and end with them cannot match, which is checked before the state simulation.
+    /// The literal text before the first wildcard and after the last one (at most
+    /// [`AFFIX_UNITS`] of each): a path that does not start and end with them cannot match, which
+    /// is checked before the state simulation.
     prefix: String,
     suffix: String,
 }
@@ -85,19 +89,28 @@ impl Glob {
                 Piece::Unit(unit) => Some(*unit),
                 _ => None,
             })
+            .take(AFFIX_UNITS)
             .collect()
         };
-        // The wildcards are ASCII, so a run of literal units holds whole characters.
-        let prefix = String::from_utf16_lossy(&literal(&mut pieces.iter()));
+        let mut prefix = literal(&mut pieces.iter());
         let mut suffix = literal(&mut pieces.iter().rev());
         suffix.reverse();
+        // Only whole characters: a cut may not fall inside a surrogate pair.
+        if prefix.last().is_some_and(|unit| (0xd800..0xdc00).contains(unit)) {
+            prefix.pop();
+        }
+        if suffix.first().is_some_and(|unit| (0xdc00..0xe000).contains(unit)) {
+            suffix.remove(0);
+        }
+        let prefix = String::from_utf16_lossy(&prefix);
         let suffix = String::from_utf16_lossy(&suffix);
         Glob { pieces, prefix, suffix }
     }
 
     /// Whether the whole of `path` (a root-relative POSIX path) matches the glob.
     pub(crate) fn matches(&self, path: &str) -> bool {
-        if !path.starts_with(&self.prefix) || !path.ends_with(&self.suffix) {
+        let bytes = path.as_bytes();
+        if !bytes.starts_with(self.prefix.as_bytes()) || !bytes.ends_with(self.suffix.as_bytes()) {
             return false;
         }
         let mut states = StateSet::new(self.pieces.len());
@@ -312,6 +325,10 @@ mod tests {
         check("src/*é😀.ts", "src/a😀.ts", false);
         check("😀?😀", "😀x😀", true);
         check("😀?😀", "😀", false);
+        let long = format!("{}*{}", "😀".repeat(40), "é😀".repeat(40));
+        let glob = Glob::compile(&long);
+        assert_eq!((glob.prefix.chars().count(), glob.suffix.chars().count()), (32, 42));
+        assert!(glob.matches(&format!("{}x{}", "😀".repeat(40), "é😀".repeat(40))));
         assert_eq!(Glob::compile("**/x").prefix, "");
     }
 
