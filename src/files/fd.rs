@@ -310,7 +310,7 @@ fn openat2_beneath(
     }
 
     static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
-    if UNAVAILABLE.load(Ordering::Relaxed) || FORCE_COMPONENT_WALK.load(Ordering::Relaxed) {
+    if UNAVAILABLE.load(Ordering::Relaxed) || component_walk_forced() {
         return None;
     }
     let mut path = Vec::new();
@@ -347,7 +347,7 @@ fn openat2_beneath(
         }
         let err = io::Error::last_os_error();
         match err.raw_os_error() {
-            Some(libc::EINTR) | Some(libc::EAGAIN) => continue,
+            Some(libc::EINTR) => continue,
             Some(libc::ENOSYS) | Some(libc::EPERM) => {
                 UNAVAILABLE.store(true, Ordering::Relaxed);
                 return None;
@@ -369,9 +369,17 @@ fn openat2_beneath(
 }
 
 /// Tests set this to exercise the component walk on kernels that have `openat2`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(test)]
 static FORCE_COMPONENT_WALK: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn component_walk_forced() -> bool {
+    #[cfg(test)]
+    return FORCE_COMPONENT_WALK.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    false
+}
 
 /// A `DIR*` stream that owns its descriptor and closes it on drop.
 struct DirStream(*mut libc::DIR);
