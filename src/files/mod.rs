@@ -42,15 +42,20 @@ pub const CANCELLED: &str = "cancelled while inlining @file references";
 /// `Err` carries the refusal text of SPEC §5.3, naming the reference as the user wrote it.
 pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> {
     let project = Project::new(root);
-    let mut checked = HashSet::new();
+    let mut checked_references = HashSet::new();
+    let mut checked_paths = HashSet::new();
     for reference in cligrammar::references(prompt) {
-        if !checked.insert(reference.written) {
+        if !checked_references.insert(reference.written) {
             continue;
         }
         for path in cligrammar::candidate_paths(&reference) {
+            if checked_paths.contains(&path) {
+                continue;
+            }
             if let Err(refusal) = project.check_path(&path) {
                 return Err(project.refusal(refusal, reference.written));
             }
+            checked_paths.insert(path);
         }
     }
     Ok(())
