@@ -87,10 +87,10 @@ impl Ctx<'_> {
         self.call.turn.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    /// Reports text produced by the call (tool messages) for the keepalive preview.
+    /// Reports a message of the tool's own for the keepalive preview.
     pub fn report(&self, text: &str) {
         if let Some(progress) = &self.call.progress {
-            progress.record(text);
+            progress.note(text);
         }
     }
 

@@ -74,9 +74,21 @@ impl Progress {
         self.notification(0.0, None, starting_text(self.tool))
     }
 
-    /// Appends text the call produced (child stdout, tool messages) to the rolling preview buffer.
+    /// Appends a chunk of the child's stdout to the rolling preview buffer.
     pub fn record(&self, text: &str) {
+        self.append(text, false);
+    }
+
+    /// Appends a message of the tool's own to the preview buffer, on a line of its own.
+    pub fn note(&self, text: &str) {
+        self.append(text, true);
+    }
+
+    fn append(&self, text: &str, own_line: bool) {
         let mut output = lock(&self.output);
+        if own_line && !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
         output.push_str(text);
         if output.len() > 2 * ROLLING_BYTES {
             let mut cut = output.len() - ROLLING_BYTES;
@@ -343,6 +355,16 @@ mod tests {
         assert_eq!(progress.status_text(), "🧠 gemini-plan - Gemini is analyzing your request...");
         assert!(progress.finish(false).is_none());
         assert_eq!(progress.status_text(), "❌ gemini-plan failed");
+    }
+
+    #[test]
+    fn tool_messages_start_a_line_of_their_own() {
+        let progress = Progress::status("t");
+        progress.record("partial");
+        progress.note("Step 1");
+        progress.note("Step 2");
+        progress.record("more");
+        assert_eq!(*lock(&progress.output), "partial\nStep 1\nStep 2more");
     }
 
     #[test]
