@@ -283,7 +283,7 @@ fn json_string(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use serde_json::json;
 
@@ -739,5 +739,82 @@ mod tests {
         assert!(fetched[0].starts_with(
             "ChangeMode Summary (Complete analysis across all chunks):\nTotal edits: 40 (across all chunks)\nFiles affected: 8\n"
         ));
+    }
+
+    /// A reply of at least `bytes` bytes in which every edit names a new file, in the primary
+    /// format or the legacy one.
+    fn distinct_files_reply(bytes: usize, legacy: bool) -> String {
+        let mut raw = String::with_capacity(bytes + 200);
+        for i in 0.. {
+            if raw.len() >= bytes {
+                break;
+            }
+            let file = format!("src/module_{i}/file_{i}.ts");
+            if legacy {
+                raw.push_str(&format!(
+                    "/old/ * {file} 'start:' {i}\nconst a{i} = 1;\n// 'end:' {i}\n\
+                     /new/ * {file} 'start:' {i}\nconst a{i} = 2;\n// 'end:' {i}\n"
+                ));
+            } else {
+                raw.push_str(&block(
+                    &file,
+                    1,
+                    &format!("const a{i} = 1;"),
+                    &format!("const a{i} = 2;"),
+                ));
+            }
+        }
+        raw
+    }
+
+    /// The fastest of three runs of a fresh changeMode reply (parse, validate, chunk, cache,
+    /// summary and render), interleaving the two sizes so that a burst of load on the machine
+    /// slows both alike.
+    fn best_times(small: &str, large: &str) -> (Duration, Duration) {
+        let time = |raw: &str| {
+            let cache = ChunkCache::new();
+            let started = Instant::now();
+            let out = process_change_mode_output(&cache, raw, None, None, Some("every file"));
+            let elapsed = started.elapsed();
+            assert!(out.starts_with("ChangeMode Summary (Complete analysis across all chunks):"));
+            elapsed
+        };
+        let (mut best_small, mut best_large) = (Duration::MAX, Duration::MAX);
+        for _ in 0..3 {
+            best_small = best_small.min(time(small));
+            best_large = best_large.min(time(large));
+        }
+        (best_small, best_large)
+    }
+
+    /// D15, issue 9 item 6: grouping by file and the summary were a linear search per edit, so a
+    /// reply naming a new file in every edit took 1.87 s at 1 MB and 29.8 s at 4 MB. Four times
+    /// the reply must now cost at most five times the time, in both formats. Timing on a shared
+    /// machine is noisy, so a failing ratio is measured again (twice at most); a quadratic
+    /// pipeline (a ratio near 16) fails every attempt.
+    #[test]
+    fn distinct_files_scale_near_linearly() {
+        for legacy in [false, true] {
+            let small = distinct_files_reply(1 << 20, legacy);
+            let large = distinct_files_reply(4 << 20, legacy);
+            let n_small = parse_change_mode_output(&small).len();
+            let n_large = parse_change_mode_output(&large).len();
+            assert!(n_small > 5_000 && n_large > 3 * n_small, "{n_small} {n_large}");
+            let mut attempts = Vec::new();
+            for _ in 0..3 {
+                let (t_small, t_large) = best_times(&small, &large);
+                attempts.push((t_small, t_large));
+                if t_large <= 5 * t_small {
+                    break;
+                }
+            }
+            let (t_small, t_large) = *attempts.last().unwrap();
+            eprintln!(
+                "changeMode, {} format, every edit a new file: 1 MB ({n_small} edits) {t_small:?}, \
+                 4 MB ({n_large} edits) {t_large:?}",
+                if legacy { "legacy" } else { "primary" }
+            );
+            assert!(t_large <= 5 * t_small, "legacy {legacy}: not near-linear: {attempts:?}");
+        }
     }
 }
