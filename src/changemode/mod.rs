@@ -115,9 +115,13 @@ pub fn process_change_mode_output(
     let n_chunks = chunks.len();
     let key = match prompt {
         Some(prompt) if n_chunks > 1 && !prompt.is_empty() => {
+            // A reply too large for the cache gets no key: chunk 1 is shown without the
+            // continuation, as an uncached chunked reply is.
             let key = cache.store(prompt, Arc::clone(&chunks));
-            log::debug!("Cached {n_chunks} chunks with key: {key}");
-            Some(key)
+            if let Some(key) = &key {
+                log::debug!("Cached {n_chunks} chunks with key: {key}");
+            }
+            key
         }
         _ => None,
     };
@@ -629,6 +633,29 @@ mod tests {
             assert!(!out.contains("Next Step"));
         }
         assert!(cache.get(&format!("{:08x}", 0x811c_9dc5u32)).is_none());
+    }
+
+    /// D15: a reply larger than the cache's byte cap on its own is not cached, so chunk 1 comes
+    /// without a continuation (as for a chunked reply without a prompt) and no key can miss.
+    #[test]
+    fn a_reply_too_large_for_the_cache_has_no_continuation() {
+        let cache = ChunkCache::with_clock(
+            cache::CACHE_TTL,
+            cache::MAX_CACHE_ENTRIES,
+            10_000,
+            Box::new(|| Duration::ZERO),
+        );
+        let out = fresh(&cache, &four_big_edits(), None, Some("too big"));
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"), "{out}");
+        assert!(out.ends_with(
+            "Apply these edits in order. Each edit uses exact string matching, so the old_str must match exactly what appears between the code blocks."
+        ));
+        assert!(!out.contains("gemini-fetch-chunk"));
+        // The same reply fits under the default cap and gets its continuation.
+        assert!(
+            fresh(&ChunkCache::new(), &four_big_edits(), None, Some("too big"))
+                .contains("Next Step")
+        );
     }
 
     #[test]
