@@ -100,7 +100,7 @@ pub fn edit_size(edit: &Edit) -> usize {
 fn group_by_file(edits: Vec<Edit>) -> (Vec<Edit>, Vec<usize>) {
     // The file number of each edit, numbering files as they first appear.
     let (file_of, n_files) = {
-        let mut number: HashMap<&str, usize> = HashMap::new();
+        let mut number: HashMap<&str, usize> = HashMap::with_capacity(edits.len());
         let file_of: Vec<usize> = edits
             .iter()
             .map(|edit| {

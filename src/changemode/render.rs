@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::fmt::Write;
 
 use crate::changemode::parse::Edit;
 
@@ -102,8 +103,9 @@ pub fn summarize_change_mode_edits<'a>(
 ) -> String {
     // Files in first-appearance order with their counts; the map finds a file's row in constant
     // time, so the summary stays linear in the number of edits (D15).
+    let edits = edits.into_iter();
     let mut files: Vec<(&str, usize)> = Vec::new();
-    let mut row_of: HashMap<&str, usize> = HashMap::new();
+    let mut row_of: HashMap<&str, usize> = HashMap::with_capacity(edits.size_hint().0);
     let mut total = 0;
     for edit in edits {
         total += 1;
@@ -123,7 +125,8 @@ pub fn summarize_change_mode_edits<'a>(
     let mut out =
         format!("{title}\nTotal edits: {total}{across}\nFiles affected: {}\n", files.len());
     for (file, count) in &files {
-        out.push_str(&format!("\n- {file}: {count} edit{}", plural(*count)));
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "\n- {file}: {count} edit{}", plural(*count));
     }
     if files.is_empty() {
         out.push('\n');
