@@ -70,6 +70,8 @@ impl ChunkCache {
     /// reply).
     pub fn store(&self, prompt: &str, chunks: Arc<Vec<Chunk>>) -> Option<String> {
         let n_chunks = chunks.len();
+        // Counted before taking the lock: it walks every edit.
+        let bytes = entry_bytes(prompt, &chunks);
         let now = (self.clock)();
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
 
@@ -92,7 +94,6 @@ impl ChunkCache {
         if let Some(key) = own_key {
             entries.remove(key);
         }
-        let bytes = entry_bytes(prompt, &chunks);
         if bytes > self.max_bytes {
             log::warn!(
                 "changeMode reply of {n_chunks} chunks not cached: it needs {bytes} bytes, more \
