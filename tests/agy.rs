@@ -261,7 +261,7 @@ fn builds_without_stream_json_take_the_prompt_on_argv() {
     assert!(is_error);
     assert_eq!(
         text,
-        "Error executing gemini-ask: The prompt is 200000 bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
+        "Error executing gemini-ask: The prompt is 200001 bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
     );
     assert_eq!(fakes.prompt_runs().len(), 2, "nothing spawned for the oversized prompt");
 }
@@ -836,4 +836,69 @@ fn pty_recovery_reruns_an_old_build_under_a_terminal() {
     let mut relay = setup().spawn();
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
     assert!(is_error && text.contains("agy produced no output for"), "without AGY_MCP_PTY: {text}");
+}
+
+/// The D10 error as `gemini-ask` reports it, for a prompt of `n` bytes as the kernel counts them.
+fn prompt_too_long(n: usize) -> String {
+    format!(
+        "Error executing gemini-ask: The prompt is {n} bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
+    )
+}
+
+/// D15, issue 9 item 11: one argv element holds at most 131,071 bytes of text plus its NUL, the
+/// space before a leading `-` included. Both prompts that hit `E2BIG` ("Argument list too long
+/// (os error 7)") get the D10 text before anything is spawned, and the largest prompts that fit
+/// run.
+#[test]
+fn argv_prompts_are_limited_exactly_at_the_kernels_limit() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_HELP", "nostream").spawn();
+    let ask = |relay: &mut Relay, prompt: String| {
+        relay.call_text("gemini-ask", json!({"prompt": prompt}))
+    };
+
+    let (text, is_error) = ask(&mut relay, "a".repeat(131_072));
+    assert_eq!((text, is_error), (prompt_too_long(131_073), true));
+    let (text, is_error) = ask(&mut relay, format!("-{}", "a".repeat(131_070)));
+    assert_eq!((text, is_error), (prompt_too_long(131_073), true));
+    assert!(fakes.prompt_runs().is_empty(), "nothing was spawned");
+
+    let (text, is_error) = ask(&mut relay, "a".repeat(131_071));
+    assert!(
+        !is_error && text.contains("FAKE-ANSWER prompt_bytes=131071"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    let (text, is_error) = ask(&mut relay, format!("-{}", "a".repeat(131_069)));
+    assert!(
+        !is_error && text.contains("FAKE-ANSWER prompt_bytes=131071"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    let prompt_arg = last_argv(&fakes).pop().unwrap();
+    assert_eq!((prompt_arg.len(), &prompt_arg[..2]), (131_071, " -"));
+    assert_eq!(fakes.prompt_runs().len(), 2);
+}
+
+/// D15, issue 9 item 11: `--json-schema` carries caller text on argv whatever the prompt's path;
+/// a 300 KB schema is refused with a clear text instead of `E2BIG`, before anything is spawned.
+#[test]
+fn a_300_kb_json_schema_is_refused_before_spawning() {
+    let fakes = Fakes::new();
+    let schema = json!({"type": "object", "description": "s".repeat(300_000)});
+    let n = serde_json::to_string(&schema).unwrap().len();
+    let expect = format!(
+        "Error executing gemini-ask: The jsonSchema is {n} bytes; agy accepts at most 131071 bytes in one command-line argument."
+    );
+    for help in ["full", "nostream"] {
+        let mut relay = agy(&fakes).env("FAKE_AGY_HELP", help).spawn();
+        let (text, is_error) =
+            relay.call_text("gemini-ask", json!({"prompt": "hi", "jsonSchema": schema}));
+        assert_eq!((text, is_error), (expect.clone(), true), "--help {help}");
+        let as_string = serde_json::to_string(&schema).unwrap();
+        let (text, _) =
+            relay.call_text("gemini-ask", json!({"prompt": "hi", "jsonSchema": as_string}));
+        assert_eq!(text, expect, "a string schema, --help {help}");
+    }
+    assert!(fakes.prompt_runs().is_empty(), "nothing was spawned");
 }

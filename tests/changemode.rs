@@ -180,3 +180,35 @@ fn change_mode_on_the_gemini_backend() {
         "the gemini CLI inlines @ itself: {stdin}"
     );
 }
+
+/// Issue 9 item 6: grouping by file and the summary go through a map now; through the binary, a
+/// reply that interleaves files and names many distinct ones keeps SPEC §6's order: each file's
+/// edits together, files in first-appearance order, in the blocks and in the summary.
+#[test]
+fn interleaved_and_distinct_files_keep_first_appearance_order() {
+    let fakes = Fakes::new();
+    let mut reply: String = ["b.ts", "a.ts", "b.ts", "c.ts", "a.ts", "b.ts"]
+        .iter()
+        .enumerate()
+        .map(|(i, file)| edit(file, &format!("old {i}"), &format!("new {i}")))
+        .collect();
+    reply.extend((0..1000).map(|i| edit(&format!("many/f{i}.ts"), "x", "y")));
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", &reply).spawn();
+    let (text, is_error) =
+        relay.call_text("gemini-ask", json!({"prompt": "many files", "changeMode": true}));
+    assert!(!is_error);
+    let many: String = (0..1000).map(|i| format!("\n- many/f{i}.ts: 1 edit")).collect();
+    let summary = format!(
+        "ChangeMode Summary (Complete analysis across all chunks):\nTotal edits: 1006 (across all chunks)\n\
+         Files affected: 1003\n\n- b.ts: 3 edits\n- a.ts: 2 edits\n- c.ts: 1 edit{many}\n\n"
+    );
+    assert!(text.starts_with(&summary), "{}", &text[..300]);
+    let blocks: Vec<&str> =
+        text.lines().filter_map(|line| line.strip_prefix("### Edit ")).take(7).collect();
+    assert_eq!(
+        blocks,
+        ["1: b.ts", "2: b.ts", "3: b.ts", "4: a.ts", "5: a.ts", "6: c.ts", "7: many/f0.ts"]
+    );
+    let olds: Vec<&str> = text.lines().filter(|line| line.starts_with("old ")).collect();
+    assert_eq!(olds, ["old 0", "old 2", "old 5", "old 1", "old 4", "old 3"]);
+}

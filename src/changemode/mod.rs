@@ -114,9 +114,13 @@ pub fn process_change_mode_output(
     let n_chunks = chunks.len();
     let key = match prompt {
         Some(prompt) if n_chunks > 1 && !prompt.is_empty() => {
+            // A reply too large for the cache gets no key: chunk 1 is shown without the
+            // continuation, as an uncached chunked reply is.
             let key = cache.store(prompt, Arc::clone(&chunks));
-            log::debug!("Cached {n_chunks} chunks with key: {key}");
-            Some(key)
+            if let Some(key) = &key {
+                log::debug!("Cached {n_chunks} chunks with key: {key}");
+            }
+            key
         }
         _ => None,
     };
@@ -207,15 +211,12 @@ fn render_cached_chunk(chunks: &[Chunk], i: usize, key: &str) -> String {
     out
 }
 
-fn all_edits(chunks: &[Chunk]) -> impl Iterator<Item = &Edit> {
-    chunks.iter().flat_map(|chunk| chunk.edits.iter())
+/// Every edit of every chunk, in order (collected, so the summary knows their number up front).
+fn all_edits(chunks: &[Chunk]) -> Vec<&Edit> {
+    chunks.iter().flat_map(|chunk| chunk.edits.iter()).collect()
 }
 
-fn prefix_summary<'a>(
-    edits: impl Iterator<Item = &'a Edit>,
-    partial_view: bool,
-    response: String,
-) -> String {
+fn prefix_summary(edits: Vec<&Edit>, partial_view: bool, response: String) -> String {
     format!("{}\n\n{response}", summarize_change_mode_edits(edits, partial_view))
 }
 
@@ -282,7 +283,7 @@ fn json_string(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use serde_json::json;
 
@@ -630,6 +631,29 @@ mod tests {
         assert!(cache.get(&format!("{:08x}", 0x811c_9dc5u32)).is_none());
     }
 
+    /// D15: a reply larger than the cache's byte cap on its own is not cached, so chunk 1 comes
+    /// without a continuation (as for a chunked reply without a prompt) and no key can miss.
+    #[test]
+    fn a_reply_too_large_for_the_cache_has_no_continuation() {
+        let cache = ChunkCache::with_clock(
+            cache::CACHE_TTL,
+            cache::MAX_CACHE_ENTRIES,
+            10_000,
+            Box::new(|| Duration::ZERO),
+        );
+        let out = fresh(&cache, &four_big_edits(), None, Some("too big"));
+        assert!(out.starts_with("[CHANGEMODE OUTPUT - Chunk 1 of 2]"), "{out}");
+        assert!(out.ends_with(
+            "Apply these edits in order. Each edit uses exact string matching, so the old_str must match exactly what appears between the code blocks."
+        ));
+        assert!(!out.contains("gemini-fetch-chunk"));
+        // The same reply fits under the default cap and gets its continuation.
+        assert!(
+            fresh(&ChunkCache::new(), &four_big_edits(), None, Some("too big"))
+                .contains("Next Step")
+        );
+    }
+
     #[test]
     fn same_prompt_gets_the_same_key() {
         let cache = ChunkCache::new();
@@ -738,5 +762,101 @@ mod tests {
         assert!(fetched[0].starts_with(
             "ChangeMode Summary (Complete analysis across all chunks):\nTotal edits: 40 (across all chunks)\nFiles affected: 8\n"
         ));
+    }
+
+    /// The smaller reply size of the scaling test: large enough to measure, and small enough that
+    /// the unoptimised test build does not hold a core for long beside the other tests.
+    const SCALE_BYTES: usize = if cfg!(debug_assertions) { 256 << 10 } else { 1 << 20 };
+
+    /// A reply of at least `bytes` bytes in which every edit is short and names a new file, in
+    /// the primary format or the legacy one.
+    fn distinct_files_reply(bytes: usize, legacy: bool) -> String {
+        let mut raw = String::with_capacity(bytes + 200);
+        for i in 0.. {
+            if raw.len() >= bytes {
+                break;
+            }
+            if legacy {
+                raw.push_str(&format!(
+                    "/old/ * f{i} 'start:' 1\na\n// 'end:' 1\n/new/ * f{i} 'start:' 1\nb\n// 'end:' 1\n"
+                ));
+            } else {
+                raw.push_str(&format!("**FILE: f{i}:1**\n```\nOLD:\na\nNEW:\nb\n```\n"));
+            }
+        }
+        raw
+    }
+
+    /// The CPU time the calling thread has run so far, where the system tells it
+    /// (`/proc/thread-self/schedstat` on Linux): unlike the wall clock, it leaves out the time a
+    /// busy machine keeps the thread waiting for a core.
+    fn thread_cpu_time() -> Option<Duration> {
+        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let nanos = stat.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(nanos))
+    }
+
+    /// How long `work` takes: thread CPU time where available, else wall-clock time.
+    pub(super) fn measure(work: impl FnOnce()) -> Duration {
+        let (wall, cpu) = (Instant::now(), thread_cpu_time());
+        work();
+        match (cpu, thread_cpu_time()) {
+            (Some(before), Some(after)) => after.saturating_sub(before),
+            _ => wall.elapsed(),
+        }
+    }
+
+    /// The fastest of three runs of a fresh changeMode reply (parse, validate, chunk, cache,
+    /// summary and render), interleaving the two sizes so that a burst of load on the machine
+    /// slows both alike.
+    fn best_times(small: &str, large: &str) -> (Duration, Duration) {
+        let time = |raw: &str| {
+            let cache = ChunkCache::new();
+            let mut out = String::new();
+            let elapsed = measure(|| {
+                out = process_change_mode_output(&cache, raw, None, None, Some("every file"));
+            });
+            assert!(out.starts_with("ChangeMode Summary (Complete analysis across all chunks):"));
+            elapsed
+        };
+        let (mut best_small, mut best_large) = (Duration::MAX, Duration::MAX);
+        for _ in 0..3 {
+            best_small = best_small.min(time(small));
+            best_large = best_large.min(time(large));
+        }
+        (best_small, best_large)
+    }
+
+    /// D15, issue 9 item 6: grouping by file and the summary were a linear search per edit, so a
+    /// reply naming a new file in every edit took 1.87 s at 1 MB and 29.8 s at 4 MB. Four times
+    /// the reply must now cost at most five times the time, in both formats. Timing on a shared
+    /// machine is noisy, so a failing ratio is measured again (twice at most); a quadratic
+    /// pipeline (a ratio near 16) fails every attempt.
+    #[test]
+    fn distinct_files_scale_near_linearly() {
+        for legacy in [false, true] {
+            let small = distinct_files_reply(SCALE_BYTES, legacy);
+            let large = distinct_files_reply(4 * SCALE_BYTES, legacy);
+            let n_small = parse_change_mode_output(&small).len();
+            let n_large = parse_change_mode_output(&large).len();
+            assert!(n_small > 2_000 && n_large > 3 * n_small, "{n_small} {n_large}");
+            let mut attempts = Vec::new();
+            for _ in 0..3 {
+                let (t_small, t_large) = best_times(&small, &large);
+                attempts.push((t_small, t_large));
+                if t_large <= 5 * t_small {
+                    break;
+                }
+            }
+            let (t_small, t_large) = *attempts.last().unwrap();
+            eprintln!(
+                "changeMode, {} format, every edit a new file: {} KiB ({n_small} edits) \
+                 {t_small:?}, {} KiB ({n_large} edits) {t_large:?}",
+                if legacy { "legacy" } else { "primary" },
+                small.len() >> 10,
+                large.len() >> 10
+            );
+            assert!(t_large <= 5 * t_small, "legacy {legacy}: not near-linear: {attempts:?}");
+        }
     }
 }

@@ -1,6 +1,10 @@
 //! Validates parsed edits and renders them for the client: headers, edit blocks, footer,
 //! continuation to the next chunk, and the per-file summary.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fmt::Write;
+
 use crate::changemode::parse::Edit;
 
 /// Where a rendered chunk sits in a chunked reply.
@@ -97,30 +101,37 @@ pub fn summarize_change_mode_edits<'a>(
     edits: impl IntoIterator<Item = &'a Edit>,
     partial_view: bool,
 ) -> String {
+    // Files in first-appearance order with their counts; the map finds a file's row in constant
+    // time, so the summary stays linear in the number of edits (D15).
+    let edits = edits.into_iter();
     let mut files: Vec<(&str, usize)> = Vec::new();
+    let mut row_of: HashMap<&str, usize> = HashMap::with_capacity(edits.size_hint().0);
     let mut total = 0;
     for edit in edits {
         total += 1;
-        match files.iter().position(|(file, _)| *file == edit.filename) {
-            Some(i) => files[i].1 += 1,
-            None => files.push((&edit.filename, 1)),
+        match row_of.entry(&edit.filename) {
+            Entry::Occupied(row) => files[*row.get()].1 += 1,
+            Entry::Vacant(row) => {
+                row.insert(files.len());
+                files.push((&edit.filename, 1));
+            }
         }
     }
-    let title = if partial_view {
-        "ChangeMode Summary (Complete analysis across all chunks):"
+    let (title, across) = if partial_view {
+        ("ChangeMode Summary (Complete analysis across all chunks):", " (across all chunks)")
     } else {
-        "ChangeMode Summary:"
+        ("ChangeMode Summary:", "")
     };
-    let across = if partial_view { " (across all chunks)" } else { "" };
-    let lines: Vec<String> = files
-        .iter()
-        .map(|(file, count)| format!("- {file}: {count} edit{}", plural(*count)))
-        .collect();
-    format!(
-        "{title}\nTotal edits: {total}{across}\nFiles affected: {}\n\n{}",
-        files.len(),
-        lines.join("\n")
-    )
+    let mut out =
+        format!("{title}\nTotal edits: {total}{across}\nFiles affected: {}\n", files.len());
+    for (file, count) in &files {
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "\n- {file}: {count} edit{}", plural(*count));
+    }
+    if files.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 /// The text asking the client to fetch chunk `current + 1`.
@@ -143,6 +154,8 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::testutil::XorShift;
 
     fn edit(file: &str, old: &str, new: &str) -> Edit {
         Edit {
@@ -387,5 +400,30 @@ There is 1 more chunk containing additional edits.
             validation_failure_text(&errors),
             "Edit validation failed:\nEdit missing filename\nEmpty edit for a"
         );
+    }
+
+    #[test]
+    fn summary_matches_a_linear_search_on_random_edits() {
+        let mut rng = XorShift::new(0x51_7cc1_b727_220a);
+        for _ in 0..300 {
+            let edits: Vec<Edit> =
+                (0..rng.below(30)).map(|_| edit(&format!("f{}", rng.below(8)), "x", "")).collect();
+            let mut files: Vec<(String, usize)> = Vec::new();
+            for e in &edits {
+                match files.iter().position(|(file, _)| *file == e.filename) {
+                    Some(i) => files[i].1 += 1,
+                    None => files.push((e.filename.clone(), 1)),
+                }
+            }
+            let lines: Vec<String> =
+                files.iter().map(|(f, n)| format!("- {f}: {n} edit{}", plural(*n))).collect();
+            let expect = format!(
+                "ChangeMode Summary:\nTotal edits: {}\nFiles affected: {}\n\n{}",
+                edits.len(),
+                files.len(),
+                lines.join("\n")
+            );
+            assert_eq!(summarize_change_mode_edits(&edits, false), expect);
+        }
     }
 }

@@ -5,8 +5,12 @@ use crate::backend::agy::caps::AgyCaps;
 use crate::backend::options::RunOptions;
 use crate::js;
 
-/// The longest prompt, in bytes, passed as one argv element (the kernel's per-element limit, D10).
-pub const ARGV_PROMPT_LIMIT: usize = 131_072;
+/// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
+/// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it (D10, D15).
+pub const ARGV_ELEMENT_LIMIT: usize = 131_072;
+
+/// The most text one argv element can carry: the element limit less the NUL.
+pub const ARGV_TEXT_LIMIT: usize = ARGV_ELEMENT_LIMIT - 1;
 
 /// What to spawn after the agy binary: its arguments and, on the stream-json path, its stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +83,11 @@ pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
     args
 }
 
-/// The full argv (flags 1-13) and stdin for one run; `Err` is D10's prompt-too-long text.
+/// The full argv (flags 1-13) and stdin for one run.
+///
+/// Every argv element that carries caller text is checked against the kernel's limit before
+/// anything is spawned (D15): `Err` is D10's text for a prompt on the argv path, or
+/// `argument_too_long_text` for an option value (`--json-schema` goes on argv on both paths).
 pub fn invocation(
     final_prompt: &str,
     opts: &RunOptions,
@@ -88,14 +96,11 @@ pub fn invocation(
 ) -> Result<AgyInvocation, String> {
     let via_stdin =
         caps.stream_json_input && !is_slash_command(final_prompt, opts.allow_slash_commands);
-    if !via_stdin && final_prompt.len() > ARGV_PROMPT_LIMIT {
-        return Err(format!(
-            "The prompt is {} bytes, but this agy build only accepts prompts on the command line \
-             (at most {ARGV_PROMPT_LIMIT} bytes). Upgrade agy to a build with --input-format stream-json.",
-            final_prompt.len()
-        ));
+    if !via_stdin {
+        check_prompt_length(final_prompt)?;
     }
     let mut args = build_agy_args(opts, caps);
+    check_option_lengths(&args)?;
     if via_stdin {
         args.extend(
             ["--input-format", "stream-json", "--output-format", "stream-json"].map(String::from),
@@ -111,13 +116,68 @@ pub fn invocation(
         return Ok(AgyInvocation { args, stdin, via_stdin });
     }
     // A leading space keeps agy from reading a prompt such as `--version` as a flag.
-    let prompt_arg = if final_prompt.starts_with('-') {
-        format!(" {final_prompt}")
-    } else {
-        final_prompt.to_string()
+    let prompt_arg = match dash_prefix(final_prompt) {
+        "" => final_prompt.to_string(),
+        prefix => format!("{prefix}{final_prompt}"),
     };
     args.extend(["-p".to_string(), prompt_arg]);
     Ok(AgyInvocation { args, stdin: None, via_stdin })
+}
+
+/// D10's check for a prompt on the argv path. `<n>` counts what the kernel counts against
+/// `ARGV_ELEMENT_LIMIT`, the limit the text names: the element (the prompt after its space
+/// prefix, if any) and its terminating NUL. So the text appears exactly when `<n>` exceeds the
+/// limit it states: a 131,072-byte prompt is reported as 131,073 bytes, and a 131,071-byte prompt
+/// that starts with `-` as 131,073 bytes too.
+fn check_prompt_length(final_prompt: &str) -> Result<(), String> {
+    let n = dash_prefix(final_prompt).len() + final_prompt.len() + 1;
+    if n <= ARGV_ELEMENT_LIMIT {
+        return Ok(());
+    }
+    Err(format!(
+        "The prompt is {n} bytes, but this agy build only accepts prompts on the command line \
+         (at most {ARGV_ELEMENT_LIMIT} bytes). Upgrade agy to a build with --input-format stream-json."
+    ))
+}
+
+/// The prefix that keeps a prompt on argv from being read as a flag: one space when it starts
+/// with `-` (D10).
+fn dash_prefix(prompt: &str) -> &'static str {
+    if prompt.starts_with('-') { " " } else { "" }
+}
+
+/// Checks every option value of `build_agy_args`' output against the per-element limit.
+fn check_option_lengths(args: &[String]) -> Result<(), String> {
+    // Values always follow their flag, so the element before a value names it.
+    for pair in args.windows(2) {
+        let (flag, value) = (pair[0].as_str(), &pair[1]);
+        if value.len() > ARGV_TEXT_LIMIT {
+            return Err(argument_too_long_text(argument_name(flag), value.len()));
+        }
+    }
+    Ok(())
+}
+
+/// The error for an option value longer than one argv element can carry; `n` counts its bytes
+/// without the NUL, like the limit the text states.
+fn argument_too_long_text(name: &str, n: usize) -> String {
+    format!(
+        "The {name} is {n} bytes; agy accepts at most {ARGV_TEXT_LIMIT} bytes in one command-line argument."
+    )
+}
+
+/// The tool argument an agy flag's value comes from.
+fn argument_name(flag: &str) -> &'static str {
+    match flag {
+        "--model" => "model",
+        "--effort" => "effort",
+        "--json-schema" => "jsonSchema",
+        "--mode" => "mode",
+        "--add-dir" => "addDirs entry",
+        "--agent" => "agent",
+        "--conversation" => "conversationId",
+        _ => "argument",
+    }
 }
 
 /// The `--print-timeout` value: the trimmed override if non-empty, else derived to end before the
@@ -407,22 +467,135 @@ mod tests {
         assert_eq!(line["message"]["content"], "--version");
     }
 
-    #[test]
-    fn argv_prompt_limit() {
-        let at_limit = "a".repeat(ARGV_PROMPT_LIMIT);
-        let inv = invocation(&at_limit, &opts(), &AgyCaps::none(), "1s").unwrap();
-        assert_eq!(inv.args[1].len(), ARGV_PROMPT_LIMIT);
-        let over = "é".repeat(65_537);
-        assert_eq!(
-            invocation(&over, &opts(), &AgyCaps::none(), "1s").unwrap_err(),
-            "The prompt is 131074 bytes, but this agy build only accepts prompts on the command line \
+    /// The D10 text for a prompt of `n` bytes as the kernel counts it.
+    fn prompt_too_long(n: usize) -> String {
+        format!(
+            "The prompt is {n} bytes, but this agy build only accepts prompts on the command line \
              (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
-        );
-        let slash = format!("/{}", "a".repeat(ARGV_PROMPT_LIMIT));
-        assert!(invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").is_err());
+        )
+    }
+
+    /// The last argv element of an argv-path run of `prompt`, or the error.
+    fn argv_prompt(prompt: &str) -> Result<String, String> {
+        let inv = invocation(prompt, &opts(), &AgyCaps::none(), "1s")?;
+        assert!(!inv.via_stdin);
+        Ok(inv.args.last().unwrap().clone())
+    }
+
+    #[test]
+    fn argv_prompt_limit_counts_the_nul() {
+        assert_eq!((ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT), (131_072, 131_071));
+        let fits = "a".repeat(131_071);
+        assert_eq!(argv_prompt(&fits).unwrap().len(), 131_071);
+        assert_eq!(argv_prompt(&"a".repeat(131_072)), Err(prompt_too_long(131_073)));
+        assert_eq!(argv_prompt(&"a".repeat(200_000)), Err(prompt_too_long(200_001)));
+        // Multi-byte text is counted in bytes: 65,536 × 2 bytes.
+        assert_eq!(argv_prompt(&"é".repeat(65_536)), Err(prompt_too_long(131_073)));
+        assert_eq!(argv_prompt(&"é".repeat(65_535)).unwrap().len(), 131_070);
+    }
+
+    #[test]
+    fn argv_prompt_limit_counts_the_space_before_a_dash() {
+        let fits = format!("-{}", "a".repeat(131_069));
+        let arg = argv_prompt(&fits).unwrap();
+        assert_eq!((arg.len(), arg.starts_with(" -")), (131_071, true));
+        let over = format!("-{}", "a".repeat(131_070));
+        assert_eq!(argv_prompt(&over), Err(prompt_too_long(131_073)));
+        // A dash later in the text gets no space.
+        assert_eq!(argv_prompt(&format!("a-{}", "a".repeat(131_069))).unwrap().len(), 131_071);
+    }
+
+    #[test]
+    fn argv_prompt_limit_on_slash_commands_only_applies_to_argv() {
+        let slash = format!("/{}", "a".repeat(131_071));
+        let err = invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").unwrap_err();
+        assert_eq!(err, prompt_too_long(131_073));
+        let slash = format!("/{}", "a".repeat(131_070));
+        assert!(invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").is_ok());
         // The stdin path has no such limit.
         let big = "a".repeat(1_000_000);
         assert!(invocation(&big, &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+        let dashed = format!("-{big}");
+        assert!(invocation(&dashed, &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+    }
+
+    #[test]
+    fn json_schema_is_checked_on_both_paths() {
+        let too_long = "The jsonSchema is 131072 bytes; agy accepts at most 131071 bytes in one \
+                        command-line argument.";
+        let schema = |text: String| RunOptions {
+            json_schema: Some(Value::String(text)),
+            ..RunOptions::default()
+        };
+        let stream = AgyCaps::all();
+        let argv_only = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
+        for caps in [&stream, &argv_only] {
+            for first in ["{", "-"] {
+                let fits = schema(format!("{first}{}", "a".repeat(131_070)));
+                let inv = invocation("hi", &fits, caps, "1s").unwrap();
+                let at = inv.args.iter().position(|a| a == "--json-schema").unwrap();
+                assert_eq!(inv.args[at + 1].len(), 131_071);
+                let over = schema(format!("{first}{}", "a".repeat(131_071)));
+                assert_eq!(invocation("hi", &over, caps, "1s").unwrap_err(), too_long);
+            }
+        }
+        // An object schema is measured as the compact JSON that is sent.
+        let object = RunOptions {
+            json_schema: Some(serde_json::json!({"description": "d".repeat(300_000)})),
+            ..RunOptions::default()
+        };
+        assert_eq!(
+            invocation("hi", &object, &stream, "1s").unwrap_err(),
+            "The jsonSchema is 300018 bytes; agy accepts at most 131071 bytes in one command-line \
+             argument."
+        );
+        // A schema the build does not take is not sent, so it cannot be too long.
+        let no_schema_flag = AgyCaps { json_schema_flag: false, ..AgyCaps::all() };
+        assert!(invocation("hi", &object, &no_schema_flag, "1s").is_ok());
+    }
+
+    #[test]
+    fn every_option_value_is_checked() {
+        let long = "x".repeat(131_072);
+        type Set = fn(&mut RunOptions, String);
+        let cases: [(&str, Set); 7] = [
+            ("model", |o, v| o.model = Some(v)),
+            ("effort", |o, v| o.effort = Some(v)),
+            ("mode", |o, v| o.mode = Some(v)),
+            ("addDirs entry", |o, v| o.add_dirs = vec!["src".into(), v]),
+            ("agent", |o, v| o.agent = Some(v)),
+            ("conversationId", |o, v| o.conversation_id = Some(v)),
+            ("jsonSchema", |o, v| o.json_schema = Some(Value::String(v))),
+        ];
+        for (name, set) in cases {
+            let mut o = opts();
+            set(&mut o, long.clone());
+            assert_eq!(
+                invocation("hi", &o, &AgyCaps::all(), "1s").unwrap_err(),
+                format!(
+                    "The {name} is 131072 bytes; agy accepts at most 131071 bytes in one \
+                     command-line argument."
+                )
+            );
+            let mut o = opts();
+            set(&mut o, long[1..].to_string());
+            assert!(invocation("hi", &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_prompt_is_checked_before_the_options() {
+        let o = RunOptions { agent: Some("x".repeat(200_000)), ..opts() };
+        assert_eq!(
+            invocation(&"a".repeat(200_000), &o, &AgyCaps::none(), "1s").unwrap_err(),
+            prompt_too_long(200_001),
+            "no agent flag without the capability, and the prompt comes first"
+        );
+        let caps = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
+        assert_eq!(
+            invocation(&"a".repeat(200_000), &o, &caps, "1s").unwrap_err(),
+            prompt_too_long(200_001)
+        );
     }
 
     #[test]
