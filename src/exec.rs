@@ -30,6 +30,13 @@ const SMALL_STDIN: usize = 16 * 1024;
 /// Stack of the pipe reader and stdin writer threads: they only copy bytes.
 const IO_THREAD_STACK: usize = 64 * 1024;
 
+/// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
+/// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it (D10, D15).
+pub const ARGV_ELEMENT_LIMIT: usize = 131_072;
+
+/// The most text one argv element can carry: the element limit less the NUL.
+pub const ARGV_TEXT_LIMIT: usize = ARGV_ELEMENT_LIMIT - 1;
+
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
 pub struct Command<'a> {
     pub name: &'a str,

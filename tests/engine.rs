@@ -369,3 +369,16 @@ fn progress_preview_shows_the_tail_of_child_stdout() {
     assert!(!previews.is_empty(), "{progress:?}");
     assert!(previews.last().unwrap().contains("text_delta"), "{previews:?}");
 }
+
+#[test]
+fn a_model_too_long_for_one_argument_is_refused_before_spawning() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).spawn();
+    let (text, is_error) = ask(&mut relay, json!({"prompt": "hi", "model": "m".repeat(200_000)}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "Error executing gemini-ask: The model is 200000 bytes; gemini accepts at most 131071 bytes in one command-line argument."
+    );
+    assert!(fakes.prompt_runs().is_empty(), "nothing was spawned");
+}

@@ -3,14 +3,8 @@
 
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::options::RunOptions;
+use crate::exec::{ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT};
 use crate::js;
-
-/// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
-/// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it (D10, D15).
-pub const ARGV_ELEMENT_LIMIT: usize = 131_072;
-
-/// The most text one argv element can carry: the element limit less the NUL.
-pub const ARGV_TEXT_LIMIT: usize = ARGV_ELEMENT_LIMIT - 1;
 
 /// What to spawn after the agy binary: its arguments and, on the stream-json path, its stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
