@@ -138,15 +138,22 @@ struct Server {
     held: Option<Inbound>,
 }
 
+/// A validated tool call: what runs, with what, on which lane, and how its result is shaped.
+struct Job {
+    tool: &'static Tool,
+    args: Map<String, Value>,
+    lane: Lane,
+    era: Era,
+    /// The log level a modern request asked for, in force while it runs.
+    log_level: Option<String>,
+}
+
 /// A tool call on its way to a worker (possibly through the agy queue).
 struct CallWork {
     services: Arc<Services>,
-    run: catalog::Run,
+    job: Job,
     call: Arc<Call>,
-    args: Map<String, Value>,
     target: Target,
-    era: Era,
-    log_level: Option<String>,
     done: Sender<Done>,
 }
 
@@ -344,7 +351,6 @@ impl Server {
         };
         let tool = self.specs[spec_index].tool;
         log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
-        let log_level = mcp::request_log_level(&params).map(str::to_string);
         let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
             Ok(args) => args,
             Err(invalid) => {
@@ -356,38 +362,13 @@ impl Server {
             }
         };
         let lane = (tool.lane)(&args);
+        let log_level = mcp::request_log_level(&params).map(str::to_string);
         // Argument errors and cheap tools are answered at once, never as tasks.
         if tool.task && lane != Lane::Inline && era == Era::Modern && tasks::declared(&params) {
-            return self.start_task(id, origin, tool, args, lane, log_level);
+            let job = Job { tool, args, lane, era, log_level };
+            return self.start_task(id, origin, job);
         }
         let progress = self.client_progress(&params, tool.name);
-        self.start_run(id, origin, tool, args, lane, era, log_level, progress);
-    }
-
-    /// Progress for a call that carried a progress token: its start notification goes out now.
-    fn client_progress(&mut self, params: &Value, tool: &'static str) -> Option<Arc<Progress>> {
-        let token = progress::token_of(params)?;
-        let progress = Progress::client(token, tool, self.transport.out.clone());
-        if let Some(start) = progress.start_message() {
-            self.send(start);
-        }
-        Some(progress)
-    }
-
-    /// Runs a validated call on its lane: at once on the loop, or on the pool (through the agy
-    /// queue for a model call on agy), answered when it is done.
-    #[allow(clippy::too_many_arguments)]
-    fn start_run(
-        &mut self,
-        id: RequestId,
-        origin: Origin,
-        tool: &'static Tool,
-        args: Map<String, Value>,
-        lane: Lane,
-        era: Era,
-        log_level: Option<String>,
-        progress: Option<Arc<Progress>>,
-    ) {
         let call = Arc::new(Call::new(tool.name, progress));
         if lane == Lane::Inline {
             let ctx = Ctx { services: &self.services, call: &call };
@@ -403,22 +384,23 @@ impl Server {
             Origin::Direct => None,
         };
         self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
-        let target = Target::Request { id, seq };
-        self.dispatch(tool, call, args, lane, era, log_level, target, seq);
+        let job = Job { tool, args, lane, era, log_level };
+        self.dispatch(job, call, Target::Request { id, seq }, seq);
+    }
+
+    /// Progress for a call that carried a progress token: its start notification goes out now.
+    fn client_progress(&mut self, params: &Value, tool: &'static str) -> Option<Arc<Progress>> {
+        let token = progress::token_of(params)?;
+        let progress = Progress::client(token, tool, self.transport.out.clone());
+        if let Some(start) = progress.start_message() {
+            self.send(start);
+        }
+        Some(progress)
     }
 
     /// Answers a validated model call with a task at once and runs it like any call (D13).
-    fn start_task(
-        &mut self,
-        id: RequestId,
-        origin: Origin,
-        tool: &'static Tool,
-        args: Map<String, Value>,
-        lane: Lane,
-        log_level: Option<String>,
-    ) {
-        let progress = Progress::status(tool.name);
-        let call = Arc::new(Call::new(tool.name, Some(progress)));
+    fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
+        let call = Arc::new(Call::new(job.tool.name, Some(Progress::status(job.tool.name))));
         let seq = self.next_seq();
         let (task_id, created) = match self.tasks.create(call.clone(), seq) {
             Ok(created) => created,
@@ -429,40 +411,26 @@ impl Server {
         };
         // The task is registered before its answer is written, so a `tasks/get` that follows at
         // once finds it.
-        self.reply(origin, Response::ok(id, mcp::envelope(created, Era::Modern, false)));
-        let target = Target::Task(task_id);
-        self.dispatch(tool, call, args, lane, Era::Modern, log_level, target, seq);
+        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era, false)));
+        self.dispatch(job, call, Target::Task(task_id), seq);
     }
 
     /// Hands a call to the pool, through the agy queue when it is a model call on agy.
-    #[allow(clippy::too_many_arguments)]
-    fn dispatch(
-        &mut self,
-        tool: &'static Tool,
-        call: Arc<Call>,
-        args: Map<String, Value>,
-        lane: Lane,
-        era: Era,
-        log_level: Option<String>,
-        target: Target,
-        seq: u64,
-    ) {
+    fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
         if let Some(progress) = call.progress() {
             self.ticker.watch(progress.clone());
         }
+        let queued = job.lane == Lane::Model && self.services.backends.active() == Backend::Agy;
         let work = Box::new(CallWork {
             services: self.services.clone(),
-            run: tool.run,
+            job,
             call,
-            args,
             target,
-            era,
-            log_level,
             done: self.done_tx.clone(),
         });
-        match (lane, self.services.backends.active()) {
-            (Lane::Model, Backend::Agy) => self.queue.push(seq, work),
-            _ => self.pool.submit(work),
+        match queued {
+            true => self.queue.push(seq, work),
+            false => self.pool.submit(work),
         }
     }
 
@@ -598,9 +566,10 @@ impl Server {
 
 impl Work for CallWork {
     fn run(self: Box<Self>) {
-        let CallWork { services, run, call, args, target, era, log_level, done } = *self;
+        let CallWork { services, job, call, target, done } = *self;
         let ctx = Ctx { services: &services, call: &call };
-        let (finale, result) = execute(&ctx, run, args, era, log_level.as_deref());
+        let (finale, result) =
+            execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
         let _ = done.send(Done { target, finale, result });
     }
 
