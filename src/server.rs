@@ -61,6 +61,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         lists: HashMap::new(),
         backlog: VecDeque::new(),
         held: None,
+        writer_gone: false,
     };
     logging::attach(server.transport.out.clone());
     log::debug!("gemini-relay listening on stdio");
@@ -136,6 +137,8 @@ struct Server {
     backlog: VecDeque<Outgoing>,
     /// One input message taken while the backlog waited (to see end of input); handled next.
     held: Option<Inbound>,
+    /// The writer thread ended (stdout closed or failing).
+    writer_gone: bool,
 }
 
 /// A validated tool call: what runs, with what, on which lane, and how its result is shaped.
@@ -162,6 +165,9 @@ impl Server {
     /// backlog waits (backpressure), except one message, to notice end of input.
     fn next_event(&mut self) -> Event {
         loop {
+            if self.writer_gone {
+                return Event::Stop;
+            }
             if self.backlog.is_empty() {
                 if let Some(inbound) = self.held.take() {
                     return Event::Client(inbound);
@@ -193,7 +199,7 @@ impl Server {
                 let Some(message) = self.backlog.pop_front() else { continue };
                 if operation.send(self.transport.out.channel(), Outbound::Message(message)).is_err()
                 {
-                    return Event::Stop;
+                    self.writer_gone = true;
                 }
             }
         }
@@ -208,8 +214,10 @@ impl Server {
             return;
         }
         match self.transport.out.try_send(message) {
-            Ok(()) | Err(Blocked::Gone) => (),
+            Ok(()) => (),
             Err(Blocked::Full(message)) => self.backlog.push_back(message),
+            // Nobody can be answered any more: the loop stops at its next turn.
+            Err(Blocked::Gone) => self.writer_gone = true,
         }
     }
 

@@ -287,3 +287,16 @@ fn a_signal_right_after_calls_start_leaves_no_process_behind() {
         assert!(left.is_empty(), "round {round}: left running: {left:?}");
     }
 }
+
+#[test]
+fn a_closed_stdout_ends_the_relay() {
+    let (mut child, _) = unread_relay();
+    // Nobody will ever read an answer: the writer fails, and the relay stops instead of serving
+    // requests it cannot answer.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
+    let _ = stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+    assert!(wait_exit(&mut child, Duration::from_secs(3)), "still running with stdout closed");
+    drop(stdin);
+}
