@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -24,6 +24,8 @@ const POLL_SLICE: Duration = Duration::from_millis(25);
 /// How long reader threads get to finish once the child's group is gone. A reader still blocked
 /// after that (a pipe held open by a process that left the group with `setsid`) is abandoned.
 const READER_GRACE: Duration = Duration::from_millis(150);
+/// How long shutdown waits for children being spawned, so it can kill them too.
+const SPAWN_WAIT: Duration = Duration::from_millis(500);
 /// The largest stdin written without a thread: the smallest default pipe buffer of the supported
 /// systems (macOS starts at 16 KiB; Linux has 64 KiB).
 const SMALL_STDIN: usize = 16 * 1024;
@@ -110,10 +112,28 @@ pub enum Failure {
 #[derive(Default)]
 pub struct Runs {
     next: AtomicU64,
-    /// Held for reading from before a spawn until the child is registered; shutdown takes it for
-    /// writing to close the registry, so no child can be spawned after the last kill.
-    gate: RwLock<bool>,
+    gate: Gate,
     map: Mutex<HashMap<u64, RunEntry>>,
+}
+
+/// The spawn gate. A run holds a pass from before its spawn until its child is registered;
+/// shutdown closes the gate and waits for the passes out, so no child can be spawned after the
+/// last kill. The wait is bounded, so a spawn that never returns cannot hold shutdown up.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    settled: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    closed: bool,
+    passes: usize,
+}
+
+/// Permission to spawn one child; returned when dropped.
+struct Pass<'a> {
+    gate: &'a Gate,
 }
 
 /// How a run may be stopped and whether it is logged.
@@ -175,9 +195,9 @@ impl Runs {
     }
 
     /// Shutdown: closes the registry (a run about to spawn gives up; one spawning now is waited
-    /// for) and SIGKILLs the process group of every child, cancellable or not.
+    /// for, at most `SPAWN_WAIT`) and SIGKILLs the process group of every child, cancellable or not.
     pub fn kill_all(&self) {
-        *self.gate.write().unwrap_or_else(|e| e.into_inner()) = true;
+        self.gate.close(SPAWN_WAIT);
         for entry in self.lock().values() {
             entry.cancelled.store(true, Ordering::SeqCst);
             kill_group(entry.pgid);
@@ -194,6 +214,44 @@ impl Runs {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<u64, RunEntry>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Gate {
+    /// A pass to spawn, or `None` once shutdown has closed the gate.
+    fn enter(&self) -> Option<Pass<'_>> {
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        state.passes += 1;
+        Some(Pass { gate: self })
+    }
+
+    /// Closes the gate and waits, at most `within`, until every pass is returned.
+    fn close(&self, within: Duration) {
+        let mut state = self.lock();
+        state.closed = true;
+        let deadline = Instant::now() + within;
+        while state.passes > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                log::warn!("shutdown: {} child process(es) still being spawned", state.passes);
+                return;
+            }
+            state = self.settled.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        self.gate.lock().passes -= 1;
+        self.gate.settled.notify_all();
     }
 }
 
@@ -271,10 +329,9 @@ impl<'a> Runner<'a> {
             cmd.stdin(Stdio::piped());
         }
         let (mut child, guard, cancelled) = {
-            let closed = self.runs.gate.read().unwrap_or_else(|e| e.into_inner());
-            if *closed {
+            let Some(_pass) = self.runs.gate.enter() else {
                 return Err(Failure::Aborted(format!("{} was cancelled", command.name)));
-            }
+            };
             let child = match cmd.spawn() {
                 Ok(child) => child,
                 Err(err) => {

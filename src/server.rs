@@ -176,6 +176,7 @@ impl Server {
             let mut select = Select::new();
             let done = select.recv(&self.done);
             let signal = select.recv(&self.signals);
+            let writer = select.recv(&self.transport.writer_alive);
             let input = self.held.is_none().then(|| select.recv(&self.transport.inbox));
             let output =
                 (!self.backlog.is_empty()).then(|| select.send(self.transport.out.channel()));
@@ -188,6 +189,10 @@ impl Server {
                 }
             } else if index == signal {
                 let _ = operation.recv(&self.signals);
+                return Event::Stop;
+            } else if index == writer {
+                // Only ever disconnects: the writer thread ended.
+                let _ = operation.recv(&self.transport.writer_alive);
                 return Event::Stop;
             } else if Some(index) == input {
                 match operation.recv(&self.transport.inbox) {
@@ -692,6 +697,7 @@ mod tests {
         input: Option<Sender<Inbound>>,
         output: Receiver<Outbound>,
         _signals: Sender<()>,
+        _writer_alive: Sender<()>,
         server: thread::JoinHandle<io::Result<()>>,
     }
 
@@ -700,9 +706,17 @@ mod tests {
             let (input, inbox) = bounded(0);
             let (out, output) = Out::memory();
             let (signals_tx, signals) = bounded(1);
+            let (alive, writer_alive) = bounded(0);
             let config = Config::from_env(|_| None);
-            let server = thread::spawn(move || run(config, Transport { inbox, out }, signals));
-            Memory { input: Some(input), output, _signals: signals_tx, server }
+            let transport = Transport { inbox, out, writer_alive };
+            let server = thread::spawn(move || run(config, transport, signals));
+            Memory {
+                input: Some(input),
+                output,
+                _signals: signals_tx,
+                _writer_alive: alive,
+                server,
+            }
         }
 
         fn send(&self, message: Value) {

@@ -50,6 +50,8 @@ pub enum Blocked {
 pub struct Transport {
     pub inbox: Receiver<Inbound>,
     pub out: Out,
+    /// Disconnects when the writer thread ends (stdout closed or failing).
+    pub writer_alive: Receiver<()>,
 }
 
 impl Out {
@@ -113,14 +115,16 @@ pub fn start(max_message_bytes: usize) -> io::Result<Transport> {
         }
     })?;
     let (tx, rx) = bounded(OUTBOX_CAPACITY);
+    let (alive, writer_alive) = bounded::<()>(0);
     thread::Builder::new().name("stdout-writer".into()).spawn(move || {
+        let _alive = alive;
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
         if let Err(err) = write_loop(&rx, &mut out) {
             log::error!("stdout: {err}");
         }
     })?;
-    Ok(Transport { inbox, out: Out { tx } })
+    Ok(Transport { inbox, out: Out { tx }, writer_alive })
 }
 
 /// Writes every message as one line, flushing whenever nothing else is queued (a burst goes out in
