@@ -61,6 +61,53 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// The relay binary under test: `GEMINI_RELAY_BIN` when set (another build of it, such as the
+/// aarch64 release binary), else the one cargo built for this test run.
+pub fn relay_bin() -> PathBuf {
+    match std::env::var_os("GEMINI_RELAY_BIN") {
+        Some(bin) if !bin.is_empty() => PathBuf::from(bin),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_gemini-relay")),
+    }
+}
+
+/// A command that starts the relay under test. When `GEMINI_RELAY_RUNNER` is set (for example
+/// `qemu-aarch64-static`, words split on whitespace), the relay runs under it; the fake CLIs the
+/// relay spawns still run natively.
+pub fn relay_command() -> Command {
+    command(&relay_argv())
+}
+
+/// The runner's words, if any, then the relay binary. The runner is found on this process's
+/// `PATH`, because tests give the relay a `PATH` of their own.
+fn relay_argv() -> Vec<PathBuf> {
+    let runner = std::env::var("GEMINI_RELAY_RUNNER").unwrap_or_default();
+    let mut argv: Vec<PathBuf> = runner.split_whitespace().map(PathBuf::from).collect();
+    if let Some(program) = argv.first_mut() {
+        *program = find_on_path(program);
+    }
+    argv.push(relay_bin());
+    argv
+}
+
+fn command(argv: &[PathBuf]) -> Command {
+    let (program, args) = argv.split_first().expect("a program to run");
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    cmd
+}
+
+/// `program` resolved against this process's `PATH` (unchanged when it names a path or is not found).
+fn find_on_path(program: &Path) -> PathBuf {
+    if program.components().count() > 1 {
+        return program.to_path_buf();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| program.to_path_buf())
+}
+
 /// How to start a relay.
 pub struct Setup {
     pub env: Vec<(String, String)>,
@@ -117,14 +164,9 @@ pub struct Relay {
 impl Relay {
     fn spawn(setup: Setup) -> Relay {
         let home = TempDir::new("home");
-        let mut cmd = match setup.wrapper.split_first() {
-            None => Command::new(env!("CARGO_BIN_EXE_gemini-relay")),
-            Some((program, args)) => {
-                let mut cmd = Command::new(program);
-                cmd.args(args).arg(env!("CARGO_BIN_EXE_gemini-relay"));
-                cmd
-            }
-        };
+        let mut argv: Vec<PathBuf> = setup.wrapper.iter().map(PathBuf::from).collect();
+        argv.extend(relay_argv());
+        let mut cmd = command(&argv);
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &home.path)
