@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Relay, Setup};
+use crate::util::{self, Relay, Setup};
 
 const MODERN: &str = "io.modelcontextprotocol/protocolVersion";
 
@@ -575,14 +575,23 @@ fn logs_carry_shapes_never_argument_text() {
 }
 
 fn relay_cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gemini-relay")).args(args).output().unwrap()
+    util::relay_command().args(args).output().unwrap()
 }
 
 #[test]
 fn command_line_version_help_and_unknown_arguments() {
     let out = relay_cli(&["--version"]);
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "gemini-relay 1.2.0\n");
+    let version = String::from_utf8_lossy(&out.stdout);
+    // `gemini-relay <version> (<target>[, <commit>])`: scripts split the first two words.
+    assert_eq!(version.split_whitespace().take(2).collect::<Vec<_>>(), ["gemini-relay", "1.2.0"]);
+    let detail = version
+        .strip_prefix("gemini-relay 1.2.0 (")
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("unexpected --version line: {version:?}"));
+    let (target, commit) = detail.split_once(", ").unwrap_or((detail, ""));
+    assert!(target.contains("-linux-") || target.contains("-apple-"), "target {target:?}");
+    assert!(commit.len() <= 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()), "{commit:?}");
 
     let out = relay_cli(&["--help"]);
     assert!(out.status.success());
