@@ -511,8 +511,10 @@ fn ping_is_answered_while_64_calls_are_in_flight() {
     let start = Instant::now();
     assert_eq!(relay.call_text("gemini-ping", json!({})).0, "Pong!");
     let tool = start.elapsed();
-    assert!(ping < Duration::from_millis(100), "ping took {ping:?}");
-    assert!(tool < Duration::from_millis(100), "gemini-ping took {tool:?}");
+    // Starting 64 threads under emulation takes a good part of a second.
+    let limit = util::slack(Duration::from_millis(100));
+    assert!(ping < limit, "ping took {ping:?}");
+    assert!(tool < limit, "gemini-ping took {tool:?}");
 }
 
 #[test]

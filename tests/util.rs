@@ -16,8 +16,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The deadline for one expected message.
+/// The deadline for one expected message (stretched by `slack`).
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `limit` multiplied by `GEMINI_RELAY_TEST_SLACK` (a whole factor, default 1). Under emulation
+/// (`make test-aarch64`) starting a thread or a process is many times slower than natively, so the
+/// limits on how fast the relay itself answers take this factor; the deadlines the relay is told
+/// to keep do not.
+pub fn slack(limit: Duration) -> Duration {
+    let factor = match std::env::var("GEMINI_RELAY_TEST_SLACK") {
+        Ok(text) => text.trim().parse::<u32>().expect("GEMINI_RELAY_TEST_SLACK is a whole number"),
+        Err(_) => 1,
+    };
+    limit * factor.max(1)
+}
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
@@ -273,7 +285,7 @@ impl Relay {
     }
 
     pub fn recv(&mut self) -> Value {
-        match self.recv_within(TIMEOUT) {
+        match self.recv_within(slack(TIMEOUT)) {
             Some(v) => v,
             None => self.fail("no message within the deadline"),
         }
@@ -284,7 +296,7 @@ impl Relay {
         if let Some(i) = self.backlog.iter().position(&pred) {
             return self.backlog.remove(i).unwrap();
         }
-        let deadline = Instant::now() + TIMEOUT;
+        let deadline = Instant::now() + slack(TIMEOUT);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
