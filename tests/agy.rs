@@ -504,7 +504,7 @@ fn agy_runs_are_serialized_in_arrival_order() {
     // A cheap call is answered while the agy calls queue.
     let start = Instant::now();
     assert_eq!(relay.call_text("gemini-ping", json!({})).0, "Pong!");
-    assert!(start.elapsed() < Duration::from_millis(200));
+    assert!(start.elapsed() < util::slack(Duration::from_millis(200)), "{:?}", start.elapsed());
     for id in &ids {
         assert_eq!(relay.response(id)["result"]["isError"], false);
     }

@@ -176,8 +176,25 @@ pub struct Relay {
 impl Relay {
     fn spawn(setup: Setup) -> Relay {
         let home = TempDir::new("home");
-        let mut argv: Vec<PathBuf> = setup.wrapper.iter().map(PathBuf::from).collect();
-        argv.extend(relay_argv());
+        let runner = relay_argv();
+        // Under qemu-user an address-space limit must bind the emulated relay, not the emulator
+        // (whose translation buffer alone takes 128 MiB): qemu gives the guest the address space
+        // that QEMU_RESERVED_VA names.
+        let under_qemu = runner.len() > 1
+            && runner[0]
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("qemu-"));
+        let guest_limit = match (&setup.wrapper[..], under_qemu) {
+            ([prlimit, limit, dashes], true) if prlimit == "prlimit" && dashes == "--" => {
+                limit.strip_prefix("--as=").map(str::to_string)
+            }
+            _ => None,
+        };
+        let mut argv: Vec<PathBuf> = match guest_limit {
+            Some(_) => Vec::new(),
+            None => setup.wrapper.iter().map(PathBuf::from).collect(),
+        };
+        argv.extend(runner);
         let mut cmd = command(&argv);
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -188,6 +205,9 @@ impl Relay {
             .stderr(Stdio::piped());
         for (key, value) in &setup.env {
             cmd.env(key, value);
+        }
+        if let Some(limit) = &guest_limit {
+            cmd.env("QEMU_RESERVED_VA", limit);
         }
         if let Some(cwd) = &setup.cwd {
             cmd.current_dir(cwd);
