@@ -86,18 +86,24 @@ pub fn relay_bin() -> PathBuf {
 /// `qemu-aarch64-static`, words split on whitespace), the relay runs under it; the fake CLIs the
 /// relay spawns still run natively.
 pub fn relay_command() -> Command {
-    command(&relay_argv())
+    command(&relay_argv(&relay_bin()))
 }
 
-/// The runner's words, if any, then the relay binary. The runner is found on this process's
-/// `PATH`, because tests give the relay a `PATH` of their own.
-fn relay_argv() -> Vec<PathBuf> {
+/// A command that starts `binary` (a copy of or link to the relay under test) as `relay_command`
+/// starts the relay.
+pub fn relay_command_for(binary: &Path) -> Command {
+    command(&relay_argv(binary))
+}
+
+/// The runner's words, if any, then `binary`. The runner is found on this process's `PATH`,
+/// because tests give the relay a `PATH` of their own.
+fn relay_argv(binary: &Path) -> Vec<PathBuf> {
     let runner = std::env::var("GEMINI_RELAY_RUNNER").unwrap_or_default();
     let mut argv: Vec<PathBuf> = runner.split_whitespace().map(PathBuf::from).collect();
     if let Some(program) = argv.first_mut() {
         *program = find_on_path(program);
     }
-    argv.push(relay_bin());
+    argv.push(binary.to_path_buf());
     argv
 }
 
@@ -176,7 +182,7 @@ pub struct Relay {
 impl Relay {
     fn spawn(setup: Setup) -> Relay {
         let home = TempDir::new("home");
-        let runner = relay_argv();
+        let runner = relay_argv(&relay_bin());
         // Under qemu-user an address-space limit must bind the emulated relay, not the emulator
         // (whose translation buffer alone takes 128 MiB): qemu gives the guest the address space
         // that QEMU_RESERVED_VA names.
