@@ -90,8 +90,9 @@ test: lint unit check-release
 # harness and the fake CLIs stay native (tests/util.rs: GEMINI_RELAY_BIN, GEMINI_RELAY_RUNNER).
 # Emulation is slow, so the limits on the relay's own speed are multiplied by GEMINI_RELAY_TEST_SLACK.
 # qemu-user 7.2 (Debian 12) now and then deadlocks in the child when a many-threaded guest forks
-# (the child never reaches exec, so the relay's spawn never returns); tests that fail are therefore
-# run once more, by name, and only a test that fails twice fails the target.
+# (the child never reaches exec, so the relay's spawn never returns; about one suite run in three
+# hits it, in the signal tests that start many children at once). Tests that fail are therefore run
+# again by name, at most twice, and only a test that fails three times fails the target.
 AARCH64_TEST := GEMINI_RELAY_BIN=$(CURDIR)/target/$(AARCH64)/release/gemini-relay \
 	GEMINI_RELAY_RUNNER=$(QEMU_AARCH64) GEMINI_RELAY_TEST_SLACK=$${GEMINI_RELAY_TEST_SLACK:-10} \
 	$(CARGO) test --locked --test integration
@@ -103,9 +104,11 @@ test-aarch64: build-$(AARCH64)
 	if [ $$status -ne 0 ]; then \
 		failed=$$(awk '/^failures:$$/ { n++; next } n == 2 && /^    [a-z]/ { print $$1 }' $$log); \
 		[ -n "$$failed" ] || exit $$status; \
-		echo "test-aarch64: running the failed tests once more:" $$failed; \
-		$(AARCH64_TEST) -- --exact $$failed || exit 1; \
-		echo "test-aarch64: passed on the second run:" $$failed; \
+		for attempt in 2 3; do \
+			echo "test-aarch64: run $$attempt of the failed tests:" $$failed; \
+			if $(AARCH64_TEST) -- --exact $$failed; then \
+				echo "test-aarch64: passed on run $$attempt:" $$failed; exit 0; fi; \
+		done; exit 1; \
 	fi
 
 lint: fmt-check clippy
