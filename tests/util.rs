@@ -177,6 +177,8 @@ pub struct Relay {
     stderr: Arc<Mutex<String>>,
     next_id: i64,
     pub home: TempDir,
+    /// The emulator the relay runs under, when it runs under qemu-user.
+    emulator: Option<PathBuf>,
 }
 
 impl Relay {
@@ -196,6 +198,8 @@ impl Relay {
             }
             _ => None,
         };
+        let emulator =
+            under_qemu.then(|| fs::canonicalize(&runner[0]).unwrap_or(runner[0].clone()));
         let mut argv: Vec<PathBuf> = match guest_limit {
             Some(_) => Vec::new(),
             None => setup.wrapper.iter().map(PathBuf::from).collect(),
@@ -259,6 +263,7 @@ impl Relay {
             stderr,
             next_id: 1,
             home,
+            emulator,
         }
     }
 
@@ -418,8 +423,50 @@ impl Relay {
         }
     }
 
-    /// Waits for the process to exit, up to `timeout`.
+    /// Waits for the process to exit, up to `timeout`. Under qemu-user, a child of the relay that
+    /// is still the emulator when the time is up was forked but never reached `exec`: qemu-user 7.2
+    /// now and then deadlocks in the forked child of a many-threaded guest, and the relay's spawn
+    /// then never returns. Such a child is an emulator artefact, not a CLI: it is killed (the spawn
+    /// returns), and the wait starts once more.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        if let Some(status) = self.wait_exit_once(timeout) {
+            return Some(status);
+        }
+        let stuck = self.stuck_emulator_children();
+        if stuck.is_empty() {
+            return None;
+        }
+        for pid in &stuck {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        let note =
+            format!("harness: killed forked emulator children that never reached exec: {stuck:?}");
+        eprintln!("{note}");
+        self.transcript.lock().unwrap().push(note);
+        self.wait_exit_once(timeout)
+    }
+
+    /// Children of the relay that still run the emulator's own image (qemu only).
+    fn stuck_emulator_children(&self) -> Vec<u32> {
+        let Some(emulator) = &self.emulator else { return Vec::new() };
+        let relay = self.pid();
+        let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+        let mut stuck = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+            // The fields after the command name, which ends at the last ')': state, then ppid.
+            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let ppid = rest.split_whitespace().nth(1).and_then(|field| field.parse::<u32>().ok());
+            let exe = fs::read_link(entry.path().join("exe")).ok();
+            if ppid == Some(relay) && exe.as_ref() == Some(emulator) {
+                stuck.push(pid);
+            }
+        }
+        stuck
+    }
+
+    fn wait_exit_once(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
