@@ -1,29 +1,119 @@
-# gemini-relay: build, test, run, benchmark and interop targets.
-# `make` leaves an optimised, stripped, statically linked binary at target/release/gemini-relay.
+# gemini-relay: build, test, install, release, benchmark and interop targets.
+# `make` leaves an optimised, stripped, statically linked x86_64 musl binary at target/release/gemini-relay.
 
-CARGO    ?= cargo
-HOST     := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
-HOST_ENV := $(shell echo '$(HOST)' | tr 'a-z-' 'A-Z_')
-BIN      := target/release/gemini-relay
-SHARED   ?= $(abspath ../shared)
+CARGO   ?= cargo
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+RELEASE_TARGET ?= x86_64-unknown-linux-musl
+AARCH64 := aarch64-unknown-linux-musl
+BIN     := target/release/gemini-relay
+# The size budget of the x86_64 musl binary (SPEC D1: 1.25 MiB).
+BUDGET  ?= 1310720
+PREFIX  ?= $(HOME)/.local
+# The dist tarballs' timestamps: the commit's time, so that two builds of one commit are the same bytes.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH
 # The interop client config: which tools each step calls. fixtures/interop-ask.json makes every host
 # call gemini-ask against the fake agy.
-INTEROP_CFG ?= $(SHARED)/interop/relay-cfg.json
+INTEROP_CFG ?= tests/interop/relay-cfg.json
+# The runner of aarch64 binaries on this machine (Debian package qemu-user-static).
+QEMU_AARCH64 ?= qemu-aarch64-static
 
-.PHONY: all release test lint fmt-check clippy unit run demo bench interop clean
+# Release builds of both musl targets: a static non-PIE executable (ldd: "not a dynamic executable"),
+# with the checkout's and cargo's paths remapped so that the binary does not depend on where it was
+# built. aarch64 links with the toolchain's own rust-lld (no cross gcc). Static linking applies to the
+# targets only: build scripts stay host binaries, because every build passes --target.
+CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
+RELEASE_RUSTFLAGS := -C relocation-model=static \
+	--remap-path-prefix=$(CURDIR)=gemini-relay --remap-path-prefix=$(CARGO_HOME_DIR)=cargo
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
+# RUSTFLAGS in the caller's environment would replace the per-target flags above.
+RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
+
+.PHONY: all release check-release dist install test test-aarch64 lint fmt-check clippy unit run demo \
+	bench bench-quick interop clean
 
 all: release
 
-# Static linking applies to the target only (build scripts stay dynamic), through --target.
-# Frame pointers shrink the unwind tables (.eh_frame) by about 20 KB for a few hundred bytes of code.
-release:
-	CARGO_TARGET_$(HOST_ENV)_RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static -C force-frame-pointers=yes" \
-		$(CARGO) build --release --locked --target $(HOST)
-	mkdir -p target/release
-	cp target/$(HOST)/release/gemini-relay $(BIN)
-	@ls -l $(BIN) | awk '{print "built " $$9 ": " $$5 " bytes"}'
+# build-<target>: the release binary at target/<target>/release/gemini-relay (adds the rustup target
+# when it is missing).
+build-%:
+	@if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx '$*'; then \
+		echo "rustup target add $*"; rustup target add '$*'; fi
+	$(RELEASE_CARGO) build --release --locked --target $*
 
-test: lint unit
+release: build-$(RELEASE_TARGET)
+	mkdir -p target/release
+	rm -f $(BIN) && cp target/$(RELEASE_TARGET)/release/gemini-relay $(BIN)
+	@echo "built $(BIN): $$(wc -c < $(BIN)) bytes ($(RELEASE_TARGET))"
+
+# Fails when the release binary is not static or exceeds the budget (`make check-release BUDGET=n`
+# tries another budget).
+check-release: release
+	@out=$$(LC_ALL=C ldd $(BIN) 2>&1); case "$$out" in *"not a dynamic executable"*) ;; \
+		*) echo "check-release: $(BIN) is not a static executable: $$out" >&2; exit 1 ;; esac
+	@./$(BIN) --version | grep -q '^gemini-relay $(VERSION) ($(RELEASE_TARGET)' || \
+		{ echo "check-release: $(BIN) --version does not name $(VERSION) and $(RELEASE_TARGET)" >&2; exit 1; }
+	@size=$$(wc -c < $(BIN)); if [ "$$size" -gt $(BUDGET) ]; then \
+		echo "check-release: $(BIN) is $$size bytes, over the budget of $(BUDGET) bytes" \
+			"(opt-level \"z\" in Cargo.toml builds about 7% smaller)" >&2; exit 1; fi; \
+		echo "check-release: $(BIN) is static, $$size bytes (budget $(BUDGET))"
+
+# dist/gemini-relay-<version>-<target>.tar.gz for both targets, and dist/SHA256SUMS. Reproducible:
+# remapped paths (above), fixed file modes, tar entries sorted and owned by 0:0 with the commit's time
+# (SOURCE_DATE_EPOCH), and gzip without a name or timestamp.
+DIST_TARGETS := x86_64-unknown-linux-musl $(AARCH64)
+DIST_FILES := $(foreach t,$(DIST_TARGETS),gemini-relay-$(VERSION)-$(t).tar.gz)
+
+dist: $(foreach t,$(DIST_TARGETS),dist-$(t))
+	cd dist && sha256sum $(DIST_FILES) > SHA256SUMS
+	@cat dist/SHA256SUMS
+
+dist-%: build-%
+	@stage=dist/.stage-$*/gemini-relay-$(VERSION)-$*; rm -rf dist/.stage-$* && mkdir -p $$stage && \
+	install -m 0755 target/$*/release/gemini-relay $$stage/gemini-relay && \
+	install -m 0644 README.md LICENSE $$stage/ && chmod 0755 $$stage && \
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) --format=gnu \
+		-C dist/.stage-$* -cf - gemini-relay-$(VERSION)-$* | gzip -9n > dist/gemini-relay-$(VERSION)-$*.tar.gz && \
+	rm -rf dist/.stage-$* && echo "dist/gemini-relay-$(VERSION)-$*.tar.gz"
+
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gemini-relay
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/gemini-relay"
+
+test: lint unit check-release
+
+# The whole integration suite against the aarch64 release binary, run under qemu-user; the test
+# harness and the fake CLIs stay native (tests/util.rs: GEMINI_RELAY_BIN, GEMINI_RELAY_RUNNER).
+# Emulation is slow, so the limits on the relay's own speed are multiplied by GEMINI_RELAY_TEST_SLACK.
+# qemu-user 7.2 (Debian 12) now and then deadlocks in the child when a many-threaded guest forks
+# (the child never reaches exec, so the relay's spawn never returns; about one suite run in three
+# hits it, in the signal tests that start many children at once). Tests that fail are therefore run
+# again by name, at most twice, and only a test that fails three times fails the target.
+# A command started with `&` from a non-interactive shell (as CI may be) inherits SIGINT and SIGQUIT
+# ignored; natively the relay's own handlers take over, but under qemu-user the SIGINT rounds of the
+# signal tests then fail every time, so the emulated run starts with the default dispositions.
+AARCH64_TEST := env --default-signal=INT,QUIT \
+	GEMINI_RELAY_BIN=$(CURDIR)/target/$(AARCH64)/release/gemini-relay \
+	GEMINI_RELAY_RUNNER=$(QEMU_AARCH64) GEMINI_RELAY_TEST_SLACK=$${GEMINI_RELAY_TEST_SLACK:-10} \
+	$(CARGO) test --locked --test integration
+test-aarch64: build-$(AARCH64)
+	@command -v $(QEMU_AARCH64) >/dev/null 2>&1 || \
+		{ echo "test-aarch64: $(QEMU_AARCH64) is missing (Debian package qemu-user-static)" >&2; exit 1; }
+	$(QEMU_AARCH64) target/$(AARCH64)/release/gemini-relay --version
+	@log=target/test-aarch64.log; $(AARCH64_TEST) > $$log 2>&1; status=$$?; cat $$log; \
+	if [ $$status -ne 0 ]; then \
+		failed=$$(awk '/^failures:$$/ { n++; next } n == 2 && /^    [a-z]/ { print $$1 }' $$log); \
+		[ -n "$$failed" ] || exit $$status; \
+		for attempt in 2 3; do \
+			echo "test-aarch64: run $$attempt of the failed tests:" $$failed; \
+			if $(AARCH64_TEST) -- --exact $$failed; then \
+				echo "test-aarch64: passed on run $$attempt:" $$failed; exit 0; fi; \
+		done; exit 1; \
+	fi
 
 lint: fmt-check clippy
 
@@ -43,14 +133,21 @@ run: release
 demo: release
 	python3 fixtures/demo.py $(BIN)
 
+# The benchmark kit (tests/bench/README.md): `make bench` is the full run, `make bench-quick` (or
+# `make bench QUICK=1`) the quick one; BENCH_ARGS go to run.sh (e.g. BENCH_ARGS=--with-node).
 bench: release
-	$(SHARED)/bench/run.sh --quick
+	tests/bench/run.sh $(if $(filter-out 0,$(QUICK)),--quick) $(BENCH_ARGS)
 
+bench-quick: release
+	tests/bench/run.sh --quick $(BENCH_ARGS)
+
+# The interop kit (tests/interop/README.md); HOSTS=1 adds the coding-agent hosts.
 interop: release
 	SERVER="env GEMINI_MCP_TEST_TOOLS=1 GEMINI_MCP_PROGRESS_INTERVAL_MS=200 AGY_CLI_PATH=$(CURDIR)/fixtures/fake-agy $(CURDIR)/$(BIN)" \
 	CFG=$(abspath $(INTEROP_CFG)) \
 	CONF_SCENARIOS="server-initialize ping tools-list prompts-list logging-set-level" \
-	$(SHARED)/interop/interop.sh
+	tests/interop/interop.sh
 
 clean:
 	$(CARGO) clean
+	rm -rf dist

@@ -24,7 +24,9 @@ fn run(args: &[String]) -> u8 {
         [cmd] if cmd == "doctor" => doctor(),
         [cmd, rest @ ..] if cmd == "config" => host_config(rest),
         [flag] if flag == "--version" || flag == "-V" => {
-            write_stdout(&format!("gemini-relay {}\n", env!("CARGO_PKG_VERSION")));
+            // build.rs sets GEMINI_RELAY_BUILD to "<target>" or "<target>, <commit>".
+            let version = env!("CARGO_PKG_VERSION");
+            write_stdout(&format!("gemini-relay {version} ({})\n", env!("GEMINI_RELAY_BUILD")));
             0
         }
         [flag] if flag == "--help" || flag == "-h" => {

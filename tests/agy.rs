@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, TempDir};
+use crate::util::{self, Fakes, Relay, Setup, TempDir};
 
 const S: [&str; 6] =
     ["--input-format", "stream-json", "--output-format", "stream-json", "--print-timeout", "2640s"];
@@ -504,7 +504,7 @@ fn agy_runs_are_serialized_in_arrival_order() {
     // A cheap call is answered while the agy calls queue.
     let start = Instant::now();
     assert_eq!(relay.call_text("gemini-ping", json!({})).0, "Pong!");
-    assert!(start.elapsed() < Duration::from_millis(200));
+    assert!(start.elapsed() < util::slack(Duration::from_millis(200)), "{:?}", start.elapsed());
     for id in &ids {
         assert_eq!(relay.response(id)["result"]["isError"], false);
     }
@@ -703,7 +703,7 @@ fn doctor_verdicts() {
 fn doctor_subcommand_exit_status() {
     let fakes = Fakes::new();
     let run = |extra: &[(&str, &str)]| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gemini-relay"));
+        let mut cmd = util::relay_command();
         cmd.arg("doctor")
             .env_clear()
             .env("PATH", "/usr/bin:/bin")

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup};
+use crate::util::{self, Fakes, Relay, Setup};
 
 /// Sends `signal` to the relay.
 fn signal(relay: &Relay, signal: &str) {
@@ -156,7 +156,7 @@ fn a_call_without_a_worker_is_answered_and_frees_its_agy_turn() {
 
 /// A relay whose stdout nobody reads, fed by a thread; returns the relay and the bytes written.
 fn unread_relay() -> (std::process::Child, Arc<AtomicUsize>) {
-    let child = Command::new(env!("CARGO_BIN_EXE_gemini-relay"))
+    let child = util::relay_command()
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .stdin(Stdio::piped())
@@ -282,7 +282,8 @@ fn a_signal_right_after_calls_start_leaves_no_process_behind() {
         // The race window: the signal lands while workers are spawning their children.
         thread::sleep(Duration::from_millis(round * 5));
         signal(&relay, if round % 2 == 0 { "-TERM" } else { "-INT" });
-        assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "round {round}: no exit");
+        let limit = util::slack(Duration::from_secs(2));
+        assert!(relay.wait_exit(limit).is_some(), "round {round}: no exit");
         let left = fakes.leftovers(relay.pid(), Duration::from_millis(300));
         assert!(left.is_empty(), "round {round}: left running: {left:?}");
     }

@@ -16,8 +16,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// The deadline for one expected message.
+/// The deadline for one expected message (stretched by `slack`).
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `limit` multiplied by `GEMINI_RELAY_TEST_SLACK` (a whole factor, default 1). Under emulation
+/// (`make test-aarch64`) starting a thread or a process is many times slower than natively, so the
+/// limits on how fast the relay itself answers take this factor; the deadlines the relay is told
+/// to keep do not.
+pub fn slack(limit: Duration) -> Duration {
+    let factor = match std::env::var("GEMINI_RELAY_TEST_SLACK") {
+        Ok(text) => text.trim().parse::<u32>().expect("GEMINI_RELAY_TEST_SLACK is a whole number"),
+        Err(_) => 1,
+    };
+    limit * factor.max(1)
+}
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
@@ -59,6 +71,59 @@ impl Drop for TempDir {
 /// The repository's `fixtures/` directory.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// The relay binary under test: `GEMINI_RELAY_BIN` when set (another build of it, such as the
+/// aarch64 release binary), else the one cargo built for this test run.
+pub fn relay_bin() -> PathBuf {
+    match std::env::var_os("GEMINI_RELAY_BIN") {
+        Some(bin) if !bin.is_empty() => PathBuf::from(bin),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_gemini-relay")),
+    }
+}
+
+/// A command that starts the relay under test. When `GEMINI_RELAY_RUNNER` is set (for example
+/// `qemu-aarch64-static`, words split on whitespace), the relay runs under it; the fake CLIs the
+/// relay spawns still run natively.
+pub fn relay_command() -> Command {
+    command(&relay_argv(&relay_bin()))
+}
+
+/// A command that starts `binary` (a copy of or link to the relay under test) as `relay_command`
+/// starts the relay.
+pub fn relay_command_for(binary: &Path) -> Command {
+    command(&relay_argv(binary))
+}
+
+/// The runner's words, if any, then `binary`. The runner is found on this process's `PATH`,
+/// because tests give the relay a `PATH` of their own.
+fn relay_argv(binary: &Path) -> Vec<PathBuf> {
+    let runner = std::env::var("GEMINI_RELAY_RUNNER").unwrap_or_default();
+    let mut argv: Vec<PathBuf> = runner.split_whitespace().map(PathBuf::from).collect();
+    if let Some(program) = argv.first_mut() {
+        *program = find_on_path(program);
+    }
+    argv.push(binary.to_path_buf());
+    argv
+}
+
+fn command(argv: &[PathBuf]) -> Command {
+    let (program, args) = argv.split_first().expect("a program to run");
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    cmd
+}
+
+/// `program` resolved against this process's `PATH` (unchanged when it names a path or is not found).
+fn find_on_path(program: &Path) -> PathBuf {
+    if program.components().count() > 1 {
+        return program.to_path_buf();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| program.to_path_buf())
 }
 
 /// How to start a relay.
@@ -112,19 +177,35 @@ pub struct Relay {
     stderr: Arc<Mutex<String>>,
     next_id: i64,
     pub home: TempDir,
+    /// The emulator the relay runs under, when it runs under qemu-user.
+    emulator: Option<PathBuf>,
 }
 
 impl Relay {
     fn spawn(setup: Setup) -> Relay {
         let home = TempDir::new("home");
-        let mut cmd = match setup.wrapper.split_first() {
-            None => Command::new(env!("CARGO_BIN_EXE_gemini-relay")),
-            Some((program, args)) => {
-                let mut cmd = Command::new(program);
-                cmd.args(args).arg(env!("CARGO_BIN_EXE_gemini-relay"));
-                cmd
+        let runner = relay_argv(&relay_bin());
+        // Under qemu-user an address-space limit must bind the emulated relay, not the emulator
+        // (whose translation buffer alone takes 128 MiB): qemu gives the guest the address space
+        // that QEMU_RESERVED_VA names.
+        let under_qemu = runner.len() > 1
+            && runner[0]
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("qemu-"));
+        let guest_limit = match (&setup.wrapper[..], under_qemu) {
+            ([prlimit, limit, dashes], true) if prlimit == "prlimit" && dashes == "--" => {
+                limit.strip_prefix("--as=").map(str::to_string)
             }
+            _ => None,
         };
+        let emulator =
+            under_qemu.then(|| fs::canonicalize(&runner[0]).unwrap_or(runner[0].clone()));
+        let mut argv: Vec<PathBuf> = match guest_limit {
+            Some(_) => Vec::new(),
+            None => setup.wrapper.iter().map(PathBuf::from).collect(),
+        };
+        argv.extend(runner);
+        let mut cmd = command(&argv);
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &home.path)
@@ -134,6 +215,9 @@ impl Relay {
             .stderr(Stdio::piped());
         for (key, value) in &setup.env {
             cmd.env(key, value);
+        }
+        if let Some(limit) = &guest_limit {
+            cmd.env("QEMU_RESERVED_VA", limit);
         }
         if let Some(cwd) = &setup.cwd {
             cmd.current_dir(cwd);
@@ -179,6 +263,7 @@ impl Relay {
             stderr,
             next_id: 1,
             home,
+            emulator,
         }
     }
 
@@ -231,7 +316,7 @@ impl Relay {
     }
 
     pub fn recv(&mut self) -> Value {
-        match self.recv_within(TIMEOUT) {
+        match self.recv_within(slack(TIMEOUT)) {
             Some(v) => v,
             None => self.fail("no message within the deadline"),
         }
@@ -242,7 +327,7 @@ impl Relay {
         if let Some(i) = self.backlog.iter().position(&pred) {
             return self.backlog.remove(i).unwrap();
         }
-        let deadline = Instant::now() + TIMEOUT;
+        let deadline = Instant::now() + slack(TIMEOUT);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -338,8 +423,50 @@ impl Relay {
         }
     }
 
-    /// Waits for the process to exit, up to `timeout`.
+    /// Waits for the process to exit, up to `timeout`. Under qemu-user, a child of the relay that
+    /// is still the emulator when the time is up was forked but never reached `exec`: qemu-user 7.2
+    /// now and then deadlocks in the forked child of a many-threaded guest, and the relay's spawn
+    /// then never returns. Such a child is an emulator artefact, not a CLI: it is killed (the spawn
+    /// returns), and the wait starts once more.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        if let Some(status) = self.wait_exit_once(timeout) {
+            return Some(status);
+        }
+        let stuck = self.stuck_emulator_children();
+        if stuck.is_empty() {
+            return None;
+        }
+        for pid in &stuck {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        let note =
+            format!("harness: killed forked emulator children that never reached exec: {stuck:?}");
+        eprintln!("{note}");
+        self.transcript.lock().unwrap().push(note);
+        self.wait_exit_once(timeout)
+    }
+
+    /// Children of the relay that still run the emulator's own image (qemu only).
+    fn stuck_emulator_children(&self) -> Vec<u32> {
+        let Some(emulator) = &self.emulator else { return Vec::new() };
+        let relay = self.pid();
+        let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+        let mut stuck = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+            // The fields after the command name, which ends at the last ')': state, then ppid.
+            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let ppid = rest.split_whitespace().nth(1).and_then(|field| field.parse::<u32>().ok());
+            let exe = fs::read_link(entry.path().join("exe")).ok();
+            if ppid == Some(relay) && exe.as_ref() == Some(emulator) {
+                stuck.push(pid);
+            }
+        }
+        stuck
+    }
+
+    fn wait_exit_once(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
