@@ -3,26 +3,13 @@
 
 use serde_json::{Map, Value};
 
-/// Length of `s` as JavaScript counts it: UTF-16 code units (an emoji outside the BMP counts 2).
+/// Length of `s` as JavaScript counts it: UTF-16 code units (a character outside the BMP, four
+/// bytes in UTF-8, counts 2). ASCII text, the common case for prompts, is its byte length.
 pub fn utf16_len(s: &str) -> usize {
-    // Every UTF-8 sequence is one unit except four-byte ones, which are two: count the bytes that
-    // do not continue a sequence, plus once more the bytes that start a four-byte one. Eight bytes
-    // at a time (prompts can be many megabytes, and the size-optimised build does not vectorise).
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = s.as_bytes().chunks_exact(8);
-    let mut units = 0;
-    for word in &mut words {
-        let x = u64::from_le_bytes([
-            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
-        ]);
-        // A byte's bit 7 set and bit 6 clear marks a continuation byte; bits 7-4 set, a four-byte
-        // lead. Shifting moves a byte's lower bits into its own bit 7; HIGH drops the rest.
-        let continuation = x & !(x << 1) & HIGH;
-        let four_byte_lead = x & (x << 1) & (x << 2) & (x << 3) & HIGH;
-        units += 8 - continuation.count_ones() as usize + four_byte_lead.count_ones() as usize;
+    if s.is_ascii() {
+        return s.len();
     }
-    let tail = words.remainder().iter();
-    units + tail.map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum::<usize>()
+    s.chars().count() + s.bytes().filter(|&b| b >= 0xF0).count()
 }
 
 /// The flags the relay passes with a value in the next argv element. That element is the caller's

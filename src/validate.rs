@@ -195,13 +195,17 @@ fn check_string(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issu
     let Value::String(text) = value else {
         return type_mismatch("string", value, path, issues);
     };
-    // zod measures `String.length`, i.e. UTF-16 code units.
-    let length = utf16_len(text) as f64;
+    // zod measures `String.length`, i.e. UTF-16 code units. A string of n bytes has between n/4
+    // and n of them, so a long prompt is counted only when its bytes cannot settle a bound.
+    let bytes = text.len() as f64;
+    let length = || utf16_len(text) as f64;
     let mut messages = Vec::new();
-    if let Some((_, text)) = bound(schema, "minLength").filter(|(min, _)| length < *min) {
+    let short = |min: f64| bytes < min * 4.0 && length() < min;
+    if let Some((_, text)) = bound(schema, "minLength").filter(|(min, _)| short(*min)) {
         messages.push(format!("String must contain at least {text} character(s)"));
     }
-    if let Some((_, text)) = bound(schema, "maxLength").filter(|(max, _)| length > *max) {
+    let long = |max: f64| bytes > max && length() > max;
+    if let Some((_, text)) = bound(schema, "maxLength").filter(|(max, _)| long(*max)) {
         messages.push(format!("String must contain at most {text} character(s)"));
     }
     report_constraints(&messages, path, issues)
