@@ -2,8 +2,10 @@
 //! and the typed messages that go back (`Outgoing`), serialized with `"jsonrpc":"2.0"` added on write.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Number, Value};
 
 /// The error codes this server answers with.
@@ -72,9 +74,14 @@ pub struct Response {
 }
 
 /// Everything the server writes to stdout.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Outgoing {
     Response(Response),
+    /// A success response whose result was serialized once and is sent many times (the lists).
+    Cached {
+        id: RequestId,
+        result: Arc<RawValue>,
+    },
     /// The answer to a batch: its responses in one array.
     Batch(Vec<Response>),
     Notification(Notification),
@@ -255,6 +262,13 @@ impl Serialize for Outgoing {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Outgoing::Response(response) => response.serialize(serializer),
+            Outgoing::Cached { id, result } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("result", &**result)?;
+                map.end()
+            }
             Outgoing::Batch(responses) => responses.serialize(serializer),
             Outgoing::Notification(notification) => notification.serialize(serializer),
         }
@@ -374,6 +388,12 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&Outgoing::Batch(vec![ok, err])).unwrap(),
             r#"[{"jsonrpc":"2.0","id":3,"result":"success"},{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}]"#
+        );
+        let cached = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+        let cached = Outgoing::Cached { id: RequestId::String("l".into()), result: cached.into() };
+        assert_eq!(
+            serde_json::to_string(&cached).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"l","result":{"tools":[]}}"#
         );
         let note = Notification::new("notifications/progress", json!({"progress": 1}));
         assert_eq!(

