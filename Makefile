@@ -32,7 +32,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.
 RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
-.PHONY: all release check-release dist install test test-aarch64 lint fmt-check clippy unit run demo \
+.PHONY: all release check-release dist install test test-musl test-aarch64 lint fmt-check clippy unit run demo \
 	bench bench-quick interop clean
 
 all: release
@@ -85,6 +85,13 @@ install: release
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/gemini-relay"
 
 test: lint unit check-release
+
+# Unit and integration tests built for the musl target the release ships (musl's libc differs from
+# glibc's in what it offers; the binary's entry and --version once broke only there).
+test-musl:
+	@rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl || \
+		rustup target add x86_64-unknown-linux-musl
+	$(CARGO) test --locked --target x86_64-unknown-linux-musl
 
 # The whole integration suite against the aarch64 release binary, run under qemu-user; the test
 # harness and the fake CLIs stay native (tests/util.rs: GEMINI_RELAY_BIN, GEMINI_RELAY_RUNNER).

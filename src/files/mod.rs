@@ -1169,10 +1169,12 @@ mod tests {
         let swapper = std::thread::spawn(move || {
             let mut swaps = 0u64;
             while Instant::now() < deadline {
-                // SAFETY: both paths are valid NUL-terminated strings that outlive the call.
+                // SAFETY: both paths are valid NUL-terminated strings that outlive the call. The
+                // raw system call, because musl's libc has no renameat2 wrapper.
                 #[allow(unsafe_code)]
                 let rc = unsafe {
-                    libc::renameat2(
+                    libc::syscall(
+                        libc::SYS_renameat2,
                         libc::AT_FDCWD,
                         d.as_ptr(),
                         libc::AT_FDCWD,
