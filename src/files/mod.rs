@@ -4,9 +4,9 @@
 //! the model. The jail check refuses any `@` token that names a path outside the root, lexically or
 //! after resolving symlinks; inlining only ever reads canonical paths inside the canonical root.
 
-mod glob;
+pub(crate) mod glob;
 mod inline;
-mod scan;
+pub(crate) mod scan;
 mod walk;
 
 use std::borrow::Cow;
