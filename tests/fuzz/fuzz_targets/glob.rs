@@ -1,0 +1,142 @@
+//! Fuzz target: the `@` glob matcher. The input is a glob and a path separated by a 0xff byte.
+//!
+//! Properties: any text compiles; a glob without `*` or `?` matches exactly itself; on short inputs
+//! the matcher agrees with a memoized backtracking reading of the JavaScript regex the original
+//! built; and matching is near-linear: the path repeated 4 times takes at most 5 times as long
+//! (plus slack), as does compiling the glob repeated 4 times.
+
+#![no_main]
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use gemini_relay::fuzz::{self, Glob};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let (glob_bytes, path_bytes) = match data.iter().position(|&b| b == 0xff) {
+        Some(split) => (&data[..split], &data[split + 1..]),
+        None => (data, &[][..]),
+    };
+    let (text, path) = (utf8_prefix(glob_bytes), utf8_prefix(path_bytes));
+    let glob = Glob::compile(text);
+    let matched = glob.matches(path);
+    fuzz::is_oversized_glob(text);
+
+    if !fuzz::is_glob(text) {
+        assert_eq!(matched, path == text, "literal glob {text:?} on {path:?}");
+        assert!(glob.matches(text), "literal glob {text:?} on itself");
+    }
+
+    let (glob_units, path_units): (Vec<u16>, Vec<u16>) =
+        (text.encode_utf16().collect(), path.encode_utf16().collect());
+    if glob_units.len() <= 48 && path_units.len() <= 48 {
+        let expected = Reference::new(&glob_units, &path_units).matches();
+        assert_eq!(matched, expected, "glob {text:?} on {path:?}");
+    }
+
+    if path.len() >= 16 {
+        let long_path = path.repeat(4);
+        check_near_linear("matching", || glob.matches(path), || glob.matches(&long_path));
+    }
+    if text.len() >= 16 {
+        let long_text = text.repeat(4);
+        check_near_linear("compiling", || Glob::compile(text), || Glob::compile(&long_text));
+    }
+});
+
+/// Asserts that `scaled` (the input ×4) takes at most 5 times as long as `base`, plus slack. Each
+/// is timed several times, interleaved, and the fastest run counts, so that a busy machine does not
+/// fail the check.
+fn check_near_linear<A, B>(what: &str, mut base: impl FnMut() -> A, mut scaled: impl FnMut() -> B) {
+    const SLACK: Duration = Duration::from_millis(2);
+    let (mut best_base, mut best_scaled) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        let started = Instant::now();
+        std::hint::black_box(base());
+        best_base = best_base.min(started.elapsed());
+        let started = Instant::now();
+        std::hint::black_box(scaled());
+        best_scaled = best_scaled.min(started.elapsed());
+        if best_scaled <= best_base * 5 + SLACK {
+            return;
+        }
+    }
+    panic!("{what} the input ×4 took {best_scaled:?}, the input {best_base:?}");
+}
+
+/// The regex the original compiled a glob into, read by backtracking with memoization: `**/` at the
+/// start and `/**/` make `(?:.*/)?`, other `**` are `.*`, `*` is `[^/]*`, `?` is `[^/]`, and
+/// everything else is literal; `.` excludes the JavaScript line terminators. Works on UTF-16 units.
+struct Reference<'a> {
+    glob: &'a [u16],
+    path: &'a [u16],
+    memo: HashMap<(usize, usize), bool>,
+}
+
+const SLASH: u16 = b'/' as u16;
+const STAR: u16 = b'*' as u16;
+const QUESTION: u16 = b'?' as u16;
+
+fn is_line_terminator(unit: u16) -> bool {
+    matches!(unit, 0x0a | 0x0d | 0x2028 | 0x2029)
+}
+
+impl<'a> Reference<'a> {
+    fn new(glob: &'a [u16], path: &'a [u16]) -> Reference<'a> {
+        Reference { glob, path, memo: HashMap::new() }
+    }
+
+    fn matches(&mut self) -> bool {
+        self.at(0, 0)
+    }
+
+    fn glob_has(&self, i: usize, literal: &[u16]) -> bool {
+        self.glob.get(i..i + literal.len()) == Some(literal)
+    }
+
+    /// The end of the run of path units from `j` that `allowed` accepts.
+    fn run_end(&self, j: usize, allowed: impl Fn(u16) -> bool) -> usize {
+        j + self.path[j..].iter().take_while(|&&unit| allowed(unit)).count()
+    }
+
+    /// Whether glob units `i..` match path units `j..`.
+    fn at(&mut self, i: usize, j: usize) -> bool {
+        if let Some(&known) = self.memo.get(&(i, j)) {
+            return known;
+        }
+        let result = if i == self.glob.len() {
+            j == self.path.len()
+        } else if i == 0 && self.glob_has(0, &[STAR, STAR, SLASH]) {
+            self.dir_prefix_then(3, j)
+        } else if self.glob_has(i, &[SLASH, STAR, STAR, SLASH]) {
+            self.path.get(j) == Some(&SLASH) && self.dir_prefix_then(i + 4, j + 1)
+        } else if self.glob_has(i, &[STAR, STAR]) {
+            let end = self.run_end(j, |unit| !is_line_terminator(unit));
+            (j..=end).any(|k| self.at(i + 2, k))
+        } else if self.glob[i] == STAR {
+            let end = self.run_end(j, |unit| unit != SLASH);
+            (j..=end).any(|k| self.at(i + 1, k))
+        } else if self.glob[i] == QUESTION {
+            self.path.get(j).is_some_and(|&unit| unit != SLASH) && self.at(i + 1, j + 1)
+        } else {
+            self.path.get(j) == Some(&self.glob[i]) && self.at(i + 1, j + 1)
+        };
+        self.memo.insert((i, j), result);
+        result
+    }
+
+    /// `(?:.*/)?` at path unit `j`, then glob units `i..`.
+    fn dir_prefix_then(&mut self, i: usize, j: usize) -> bool {
+        let end = self.run_end(j, |unit| !is_line_terminator(unit));
+        self.at(i, j) || (j..end).any(|k| self.path[k] == SLASH && self.at(i, k + 1))
+    }
+}
+
+/// The longest valid UTF-8 prefix of the input.
+fn utf8_prefix(data: &[u8]) -> &str {
+    match std::str::from_utf8(data) {
+        Ok(text) => text,
+        Err(err) => std::str::from_utf8(&data[..err.valid_up_to()]).unwrap_or_default(),
+    }
+}
