@@ -33,7 +33,7 @@ struct Tree {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(prompt) = std::str::from_utf8(data) else { return };
+    let prompt = utf8_prefix(data);
     let [a, b] = trees();
     let (check_a, inline_a) = run(a, prompt);
     let (check_b, inline_b) = run(b, prompt);
@@ -125,4 +125,12 @@ fn build(dir: &Path, marker: &str) -> Tree {
     // A FIFO is best effort: without `mkfifo` the project simply has none.
     let _ = Command::new("mkfifo").arg(root.join("pipe")).status();
     Tree { dir, root, outside }
+}
+
+/// The longest valid UTF-8 prefix of the input.
+fn utf8_prefix(data: &[u8]) -> &str {
+    match std::str::from_utf8(data) {
+        Ok(text) => text,
+        Err(err) => std::str::from_utf8(&data[..err.valid_up_to()]).unwrap_or_default(),
+    }
 }
