@@ -32,7 +32,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.
 RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
-.PHONY: all release check-release dist install test test-musl test-aarch64 lint fmt-check clippy unit run demo \
+.PHONY: all release check-release dist install test test-musl test-aarch64 fuzz lint fmt-check clippy unit run demo \
 	bench bench-quick interop clean
 
 all: release
@@ -158,3 +158,21 @@ interop: release
 clean:
 	$(CARGO) clean
 	rm -rf dist
+
+# Fuzzing, not part of `make test`: each target of tests/fuzz runs for FUZZ_SECONDS seconds on the
+# nightly toolchain (cargo-fuzz is installed from crates.io if missing). New inputs go to
+# tests/fuzz/work/<target> and findings to tests/fuzz/artifacts/<target>; the committed seeds in
+# tests/fuzz/corpus/<target> are only read.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= jsonrpc scan glob changemode agy_output jail
+FUZZ_WORK    := tests/fuzz/work
+
+fuzz:
+	$(CARGO) +nightly fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	rm -rf $(FUZZ_WORK)/gemini-relay-fuzz-jail-*
+	set -e; for target in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_WORK)/$$target; \
+		FUZZ_JAIL_DIR=$(CURDIR)/$(FUZZ_WORK) $(CARGO) +nightly fuzz run --fuzz-dir tests/fuzz $$target \
+			$(FUZZ_WORK)/$$target tests/fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) -timeout=10; \
+	done
+	rm -rf $(FUZZ_WORK)/gemini-relay-fuzz-jail-*

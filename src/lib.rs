@@ -14,6 +14,8 @@ pub mod cli;
 mod config;
 mod exec;
 mod files;
+#[doc(hidden)]
+pub mod fuzz;
 mod hosts;
 mod js;
 mod jsonrpc;

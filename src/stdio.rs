@@ -149,7 +149,7 @@ fn write_loop(rx: &Receiver<Outbound>, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// Reads lines until end of input, handing each one to `deliver` (which returns false to stop).
-fn read_loop(
+pub(crate) fn read_loop(
     input: &mut impl BufRead,
     max: usize,
     mut deliver: impl FnMut(Inbound) -> bool,

@@ -245,13 +245,12 @@ const SLASH: u16 = b'/' as u16;
 const STAR: u16 = b'*' as u16;
 const QUESTION: u16 = b'?' as u16;
 
-/// Pushes a star piece, merging it with a directly preceding one (`[^/]*[^/]*` is `[^/]*`, and a
-/// run containing `.*` is `.*`), which keeps runs of stars from inflating the state set.
+/// Pushes a star piece, merging it with a directly preceding one of the same kind (`.*.*` is `.*`),
+/// which keeps runs of stars from inflating the state set. Different kinds stay apart: `.*[^/]*`
+/// also matches a line terminator, which `.*` alone does not.
 fn push_star(pieces: &mut Vec<Piece>, star: Piece) {
-    match pieces.last_mut() {
-        Some(last @ Piece::InSegment) => *last = star,
-        Some(Piece::Anything) => (),
-        _ => pieces.push(star),
+    if pieces.last() != Some(&star) {
+        pieces.push(star);
     }
 }
 
@@ -359,9 +358,23 @@ mod tests {
 
     #[test]
     fn runs_of_stars_merge() {
-        assert_eq!(Glob::compile("a***b"), Glob::compile("a**b"));
+        assert_eq!(Glob::compile("a****b"), Glob::compile("a**b"));
         assert_eq!(Glob::compile("a**b").pieces.len(), 3);
+        assert_eq!(Glob::compile("a***b").pieces.len(), 4);
         assert_eq!(Glob::compile(&"*".repeat(1 << 20)).pieces.len(), 1);
+        assert_eq!(Glob::compile(&"*".repeat((1 << 20) + 1)).pieces.len(), 2);
+    }
+
+    #[test]
+    fn a_star_after_a_double_star_still_matches_line_terminators() {
+        // Found by the glob fuzz target (minimized: glob `***`, path `\r`): `***` is `.*[^/]*`,
+        // and `[^/]*` matches the line terminators that `.*` does not.
+        check("***", "\r", true);
+        check("***", "a\nb", true);
+        check("a***.txt", "a\u{2028}x.txt", true);
+        check("***", "a/b\nc", true);
+        check("***", "a\n/b", false);
+        check("**", "a\nb", false);
     }
 
     #[test]

@@ -14,9 +14,9 @@
 
 mod cligrammar;
 pub(crate) mod fd;
-mod glob;
+pub(crate) mod glob;
 mod inline;
-mod scan;
+pub(crate) mod scan;
 mod secrets;
 mod walk;
 
@@ -59,6 +59,12 @@ pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// The jail check alone (SPEC §5.3), exactly as inlining runs it first; the fuzz targets compare
+/// the two.
+pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), String> {
+    Project::new(root).assert_safe(prompt, &AtomicBool::new(false))
 }
 
 /// Runs the jail check, then replaces each `@` token that starts the prompt or follows whitespace
