@@ -672,16 +672,20 @@ fn a_modern_request_opts_into_log_messages_for_itself() {
     assert!(relay.drain(Duration::from_millis(100)).is_empty(), "only for the request that asked");
 }
 
-#[test]
-fn invalid_numeric_settings_warn_and_fall_back() {
-    let mut relay = Setup::new()
-        .env("GEMINI_MCP_TIMEOUT", "soon")
-        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "-5")
-        .spawn();
+/// Starts a relay with `setup`, checks that it answers a ping, stops it and returns its stderr.
+fn stderr_after_a_ping(setup: Setup) -> String {
+    let mut relay = setup.spawn();
     assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
     relay.close_stdin();
     relay.wait_exit(Duration::from_secs(5));
-    let stderr = relay.stderr();
+    relay.stderr()
+}
+
+#[test]
+fn invalid_numeric_settings_warn_and_fall_back() {
+    let stderr = stderr_after_a_ping(
+        Setup::new().env("GEMINI_MCP_TIMEOUT", "soon").env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "-5"),
+    );
     assert!(
         stderr
             .contains("GEMINI_MCP_TIMEOUT=\"soon\" is not a positive number of minutes; using 45"),
@@ -695,14 +699,11 @@ fn invalid_numeric_settings_warn_and_fall_back() {
 
 #[test]
 fn huge_byte_limits_are_clamped_and_the_relay_still_serves() {
-    let mut relay = Setup::new()
-        .env("GEMINI_MCP_MAX_MESSAGE_BYTES", "18446744073709551615")
-        .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "12")
-        .spawn();
-    assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
-    relay.close_stdin();
-    relay.wait_exit(Duration::from_secs(5));
-    let stderr = relay.stderr();
+    let stderr = stderr_after_a_ping(
+        Setup::new()
+            .env("GEMINI_MCP_MAX_MESSAGE_BYTES", "18446744073709551615")
+            .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "12"),
+    );
     assert!(
         stderr.contains(
             "GEMINI_MCP_MAX_MESSAGE_BYTES=\"18446744073709551615\" is out of range (1024 to 1073741824); using 1073741824"

@@ -52,6 +52,25 @@ fn wait_done(relay: &mut Relay, task_id: &Value) -> Value {
     }
 }
 
+/// A relay on the gemini backend whose CLI hangs and leaves a grandchild holding its pipes.
+fn hanging_gemini(fakes: &Fakes) -> Relay {
+    fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_HANG", "1")
+        .env("FAKE_GRANDCHILD", "1")
+        .spawn()
+}
+
+/// Waits until the fakes logged `n` prompt runs.
+fn wait_for_runs(fakes: &Fakes, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fakes.prompt_runs().len() < n {
+        assert!(Instant::now() < deadline, "the fake never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn test_tools() -> Setup {
     Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
 }
@@ -124,19 +143,10 @@ fn a_failing_run_completes_with_the_same_error_result_as_a_synchronous_call() {
 #[test]
 fn tasks_cancel_kills_the_process_group_and_the_task_reads_cancelled() {
     let fakes = Fakes::new();
-    let mut relay = fakes
-        .setup()
-        .env("GEMINI_MCP_BACKEND", "gemini")
-        .env("FAKE_HANG", "1")
-        .env("FAKE_GRANDCHILD", "1")
-        .spawn();
+    let mut relay = hanging_gemini(&fakes);
     let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
     let task_id = created["taskId"].clone();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fakes.prompt_runs().is_empty() {
-        assert!(Instant::now() < deadline, "the fake never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_runs(&fakes, 1);
     let ack = relay.request("tasks/cancel", json!({"taskId": task_id, "_meta": meta(true)}));
     assert_eq!(ack["result"]["resultType"], "complete");
     assert_eq!(get(&mut relay, &task_id)["result"]["status"], "cancelled");
@@ -230,20 +240,11 @@ fn queued_agy_tasks_complete_in_arrival_order() {
 #[test]
 fn end_of_input_with_tasks_running_leaves_no_process_behind() {
     let fakes = Fakes::new();
-    let mut relay = fakes
-        .setup()
-        .env("GEMINI_MCP_BACKEND", "gemini")
-        .env("FAKE_HANG", "1")
-        .env("FAKE_GRANDCHILD", "1")
-        .spawn();
+    let mut relay = hanging_gemini(&fakes);
     for n in 0..3 {
         start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}));
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fakes.prompt_runs().len() < 3 {
-        assert!(Instant::now() < deadline, "the fakes never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_runs(&fakes, 3);
     relay.close_stdin();
     assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "no exit after end of input");
     let left = fakes.leftovers(relay.pid(), Duration::from_secs(1));
