@@ -151,108 +151,49 @@ pub fn inline_references(prompt: &str, root: &Path) -> Result<String, String> {
     files::inline_file_references(prompt, root, &stop).map(|it| it.into_owned())
 }
 
-/// One changeMode edit, field for field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
-    pub filename: String,
-    pub old_start_line: u64,
-    pub old_end_line: u64,
-    pub old_code: String,
-    pub new_start_line: u64,
-    pub new_end_line: u64,
-    pub new_code: String,
-}
-
-/// One chunk of edits, field for field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Chunk {
-    pub edits: Vec<Edit>,
-    pub chunk_index: usize,
-    pub total_chunks: usize,
-    pub has_more: bool,
-    pub estimated_chars: usize,
-}
+// The changeMode types are the relay's own, handed out as they are (their fields are public), so the
+// targets check the real values and no copy of them can drift.
+pub use crate::changemode::chunk::Chunk;
+pub use crate::changemode::parse::Edit;
 
 /// The chunk budget the relay uses.
 pub const MAX_CHUNK_CHARS: usize = chunk::MAX_CHUNK_CHARS;
 
 /// The edits of a changeMode model reply.
 pub fn parse_edits(reply: &str) -> Vec<Edit> {
-    parse::parse_change_mode_output(reply).into_iter().map(Edit::from).collect()
+    parse::parse_change_mode_output(reply)
 }
 
 /// The edits split into chunks of at most `max` estimated characters.
 pub fn chunk_edits(edits: &[Edit], max: usize) -> Vec<Chunk> {
-    let edits = edits.iter().cloned().map(parse::Edit::from).collect();
-    chunk::chunk_change_mode_edits(edits, max)
-        .into_iter()
-        .map(|it| Chunk {
-            edits: it.edits.into_iter().map(Edit::from).collect(),
-            chunk_index: it.chunk_index,
-            total_chunks: it.total_chunks,
-            has_more: it.has_more,
-            estimated_chars: it.estimated_chars,
-        })
-        .collect()
+    chunk::chunk_change_mode_edits(edits.to_vec(), max)
 }
 
 /// The estimated size of one edit, as the chunker counts it.
 pub fn edit_size(edit: &Edit) -> usize {
-    chunk::edit_size(&parse::Edit::from(edit.clone()))
+    chunk::edit_size(edit)
 }
 
 /// The validation errors of `edits` (empty when all are valid).
 pub fn validate_edits(edits: &[Edit]) -> Vec<String> {
-    render::validate_change_mode_edits(&internal(edits))
+    render::validate_change_mode_edits(edits)
 }
 
 /// One chunk rendered for the client, with the continuation when `cache_key` is given.
 pub fn render_chunk(chunk: &Chunk, cache_key: Option<&str>) -> String {
     let info =
         render::ChunkInfo { current: chunk.chunk_index, total: chunk.total_chunks, cache_key };
-    render::format_change_mode_response(&internal(&chunk.edits), Some(info))
+    render::format_change_mode_response(&chunk.edits, Some(info))
 }
 
 /// The per-file summary of `edits`.
 pub fn summarize_edits(edits: &[Edit], partial_view: bool) -> String {
-    render::summarize_change_mode_edits(&internal(edits), partial_view)
+    render::summarize_change_mode_edits(edits, partial_view)
 }
 
 /// The whole changeMode flow for a fresh reply, against a fresh cache: the text the tool returns.
 pub fn process_reply(reply: &str, prompt: Option<&str>) -> String {
     changemode::process_change_mode_output(&ChunkCache::new(), reply, None, None, prompt)
-}
-
-fn internal(edits: &[Edit]) -> Vec<parse::Edit> {
-    edits.iter().cloned().map(parse::Edit::from).collect()
-}
-
-impl From<parse::Edit> for Edit {
-    fn from(edit: parse::Edit) -> Edit {
-        Edit {
-            filename: edit.filename,
-            old_start_line: edit.old_start_line,
-            old_end_line: edit.old_end_line,
-            old_code: edit.old_code,
-            new_start_line: edit.new_start_line,
-            new_end_line: edit.new_end_line,
-            new_code: edit.new_code,
-        }
-    }
-}
-
-impl From<Edit> for parse::Edit {
-    fn from(edit: Edit) -> parse::Edit {
-        parse::Edit {
-            filename: edit.filename,
-            old_start_line: edit.old_start_line,
-            old_end_line: edit.old_end_line,
-            old_code: edit.old_code,
-            new_start_line: edit.new_start_line,
-            new_end_line: edit.new_end_line,
-            new_code: edit.new_code,
-        }
-    }
 }
 
 /// The result object of an agy run's stdout (`stream`: stream-json lines, else one JSON document).
