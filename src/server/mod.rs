@@ -2,34 +2,34 @@
 //! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
 //! agy queue when they run agy), and turns worker completions, cancellations, end of input and
 //! signals into the right messages. It never blocks on stdout: while the writer is behind, what it
-//! has to send waits here and it stops taking input.
+//! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
+
+mod calls;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Select, Sender, unbounded};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::backend::Backend;
 use crate::batch::{Batches, Complete};
-use crate::call::{Call, Ctx, Services};
-use crate::catalog::{self, Tool, ToolSpec};
+use crate::call::{Call, Services};
+use crate::catalog::{self, ToolSpec};
 use crate::config::Config;
 use crate::jsonrpc::{
-    self, ErrorCode, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
+    self, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
 };
 use crate::mcp::{self, Era};
-use crate::pool::{Pool, Work};
-use crate::progress::{self, Progress, Ticker};
-use crate::queue::{AgyQueue, Turn, TurnWork};
+use crate::pool::Pool;
+use crate::progress::Ticker;
+use crate::queue::AgyQueue;
+use crate::server::calls::Done;
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
-use crate::tasks::{self, Tasks};
-use crate::tools::Lane;
-use crate::{logging, prompts, redact, validate};
+use crate::tasks::Tasks;
+use crate::{logging, prompts};
 
 /// At most this many tool calls run at once (D5).
 const MAX_WORKERS: usize = 64;
@@ -85,22 +85,6 @@ enum Event {
     Stop,
 }
 
-/// A tool call's outcome, sent back by whoever finished it.
-struct Done {
-    target: Target,
-    /// The final progress notification, sent just before the response.
-    finale: Option<Notification>,
-    result: Result<Value, RpcError>,
-}
-
-/// Who waits for a call's outcome.
-enum Target {
-    /// The request (its id, and the call's sequence number, which tells a reused id apart).
-    Request { id: RequestId, seq: u64 },
-    /// The task it was answered with.
-    Task(String),
-}
-
 /// A request id that is still in flight: a duplicate is refused (D5).
 enum Flight {
     /// A tool call running or waiting for a worker or for agy.
@@ -140,25 +124,6 @@ struct Server {
     held: Option<Inbound>,
     /// The writer thread ended (stdout closed or failing).
     writer_gone: bool,
-}
-
-/// A validated tool call: what runs, with what, on which lane, and how its result is shaped.
-struct Job {
-    tool: &'static Tool,
-    args: Map<String, Value>,
-    lane: Lane,
-    era: Era,
-    /// The log level a modern request asked for, in force while it runs.
-    log_level: Option<String>,
-}
-
-/// A tool call on its way to a worker (possibly through the agy queue).
-struct CallWork {
-    services: Arc<Services>,
-    job: Job,
-    call: Arc<Call>,
-    target: Target,
-    done: Sender<Done>,
 }
 
 impl Server {
@@ -369,170 +334,6 @@ impl Server {
         prompts::prompts_get_result(&self.specs, name, args).map_err(RpcError::invalid_params)
     }
 
-    /// `tools/call`: finds the tool, validates the arguments, and runs the call on its lane, or as a
-    /// task when the request declares the tasks extension (D13).
-    fn start_call(&mut self, id: RequestId, mut params: Value, era: Era, origin: Origin) {
-        let (spec_index, args) = match parse_call(&self.specs, &mut params) {
-            Ok(found) => found,
-            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
-        };
-        let tool = self.specs[spec_index].tool;
-        log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
-        let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
-            Ok(args) => args,
-            Err(invalid) => {
-                log::error!("Error in tool '{}': {}", tool.name, invalid.log_message());
-                let progress = self.client_progress(&params, tool.name);
-                let finale = progress.and_then(|progress| progress.finish(false));
-                let result = Ok(tool_result(tool.name, Err(invalid.message()), era));
-                return self.answer(origin, id, finale, result);
-            }
-        };
-        let lane = (tool.lane)(&args);
-        let log_level = mcp::request_log_level(&params).map(str::to_string);
-        // Argument errors and cheap tools are answered at once, never as tasks.
-        if tool.task && lane != Lane::Inline && era == Era::Modern && tasks::declared(&params) {
-            let job = Job { tool, args, lane, era, log_level };
-            return self.start_task(id, origin, job);
-        }
-        let progress = self.client_progress(&params, tool.name);
-        let call = Arc::new(Call::new(tool.name, progress));
-        if lane == Lane::Inline {
-            let ctx = Ctx { services: &self.services, call: &call };
-            let (finale, result) = execute(&ctx, tool.run, args, era, log_level.as_deref());
-            return self.answer(origin, id, finale, result);
-        }
-        let seq = self.next_seq();
-        let batch = match origin {
-            Origin::Batch(key) => {
-                self.batches.expect(key);
-                Some(key)
-            }
-            Origin::Direct => None,
-        };
-        self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
-        let job = Job { tool, args, lane, era, log_level };
-        self.dispatch(job, call, Target::Request { id, seq }, seq);
-    }
-
-    /// Progress for a call that carried a progress token: its start notification goes out now.
-    fn client_progress(&mut self, params: &Value, tool: &'static str) -> Option<Arc<Progress>> {
-        let token = progress::token_of(params)?;
-        let progress = Progress::client(token, tool, self.transport.out.clone());
-        if let Some(start) = progress.start_message() {
-            self.send(start);
-        }
-        Some(progress)
-    }
-
-    /// Answers a validated model call with a task at once and runs it like any call (D13).
-    fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
-        let call = Arc::new(Call::new(job.tool.name, Some(Progress::status(job.tool.name))));
-        let seq = self.next_seq();
-        let (task_id, created) = match self.tasks.create(call.clone(), seq) {
-            Ok(created) => created,
-            Err(err) => {
-                let error = RpcError::internal(format!("Internal error: no task id: {err}"));
-                return self.reply(origin, Response::err(Some(id), error));
-            }
-        };
-        // The task is registered before its answer is written, so a `tasks/get` that follows at
-        // once finds it.
-        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era, false)));
-        self.dispatch(job, call, Target::Task(task_id), seq);
-    }
-
-    /// Hands a call to the pool, through the agy queue when it is a model call on agy.
-    fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
-        if let Some(progress) = call.progress() {
-            self.ticker.watch(progress.clone());
-        }
-        let queued = job.lane == Lane::Model && self.services.backends.active() == Backend::Agy;
-        let work = Box::new(CallWork {
-            services: self.services.clone(),
-            job,
-            call,
-            target,
-            done: self.done_tx.clone(),
-        });
-        match queued {
-            true => self.queue.push(seq, work),
-            false => self.pool.submit(work),
-        }
-    }
-
-    fn next_seq(&mut self) -> u64 {
-        self.next_seq += 1;
-        self.next_seq
-    }
-
-    /// `tasks/get`, `tasks/cancel` and `tasks/update` (D13), for requests that declare the
-    /// extension.
-    fn task_request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
-        if !tasks::declared(params) {
-            return Err(tasks::missing_capability());
-        }
-        let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: {method} needs a string \"taskId\""
-            )));
-        };
-        match method {
-            "tasks/get" => self.tasks.get(task_id),
-            "tasks/cancel" => {
-                let task = self.tasks.find(task_id)?;
-                let (call, seq) = (task.call.clone(), task.seq);
-                call.abort();
-                drop(self.queue.remove(seq));
-                self.tasks.cancel(task_id);
-                Ok(json!({"resultType": "complete"}))
-            }
-            // The relay never asks for input, so there is nothing to update.
-            _ => self.tasks.find(task_id).map(|_| json!({"resultType": "complete"})),
-        }
-    }
-
-    /// A worker finished a call (or could not start it).
-    fn complete(&mut self, done: Done) {
-        let (id, seq) = match done.target {
-            Target::Task(task_id) => return self.tasks.finish(&task_id, done.result),
-            Target::Request { id, seq } => (id, seq),
-        };
-        let batch = match self.flights.get(&id) {
-            Some(Flight::Call { seq: running, batch, .. }) if *running == seq => *batch,
-            // Cancelled (or a stale completion): nothing more is sent for it.
-            _ => return,
-        };
-        self.flights.remove(&id);
-        if let Some(finale) = done.finale {
-            self.send(finale);
-        }
-        let response = Response { id: Some(id.clone()), result: done.result };
-        match batch {
-            None => self.send(response),
-            Some(key) => {
-                self.flights.insert(id, Flight::Answered { batch: key });
-                if let Some(complete) = self.batches.fulfil(key, Some(response)) {
-                    self.send_batch(key, complete);
-                }
-            }
-        }
-    }
-
-    /// Answers a call at once: its final progress, then its response.
-    fn answer(
-        &mut self,
-        origin: Origin,
-        id: RequestId,
-        finale: Option<Notification>,
-        result: Result<Value, RpcError>,
-    ) {
-        if let Some(finale) = finale {
-            self.send(finale);
-        }
-        self.reply(origin, Response { id: Some(id), result });
-    }
-
     /// Sends a response now, or keeps it for its batch.
     fn reply(&mut self, origin: Origin, response: Response) {
         match origin {
@@ -588,101 +389,6 @@ impl Server {
             }
         }
         out.flush_until(deadline);
-    }
-}
-
-impl Work for CallWork {
-    fn run(self: Box<Self>) {
-        let CallWork { services, job, call, target, done } = *self;
-        let ctx = Ctx { services: &services, call: &call };
-        let (finale, result) =
-            execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
-        let _ = done.send(Done { target, finale, result });
-    }
-
-    /// No worker could be started: the call is answered with the reason (its queue turn, if it had
-    /// one, passes on when this returns).
-    fn reject(self: Box<Self>, reason: io::Error) {
-        let finale = self.call.progress().and_then(|progress| progress.finish(false));
-        let error =
-            RpcError::internal(format!("Internal error: could not start a worker: {reason}"));
-        let _ = self.done.send(Done { target: self.target, finale, result: Err(error) });
-    }
-}
-
-impl TurnWork for CallWork {
-    fn run(self: Box<Self>, turn: Turn) {
-        self.call.give_turn(turn);
-        Work::run(self);
-    }
-
-    fn reject(self: Box<Self>, reason: io::Error) {
-        Work::reject(self, reason);
-    }
-}
-
-/// Runs a tool with its validated arguments (a panic is contained and becomes `-32603`), and
-/// returns its final progress notification and its result.
-fn execute(
-    ctx: &Ctx<'_>,
-    run: catalog::Run,
-    args: Map<String, Value>,
-    era: Era,
-    log_level: Option<&str>,
-) -> (Option<Notification>, Result<Value, RpcError>) {
-    let tool = ctx.call.tool;
-    let outcome = logging::with_request_level(log_level, || {
-        panic::catch_unwind(AssertUnwindSafe(|| run(ctx, args)))
-    });
-    let progress = ctx.call.progress();
-    match outcome {
-        Ok(outcome) => {
-            if let Err(message) = &outcome {
-                log::error!("Error in tool '{tool}': {message}");
-            }
-            let finale = progress.and_then(|progress| progress.finish(outcome.is_ok()));
-            (finale, Ok(tool_result(tool, outcome, era)))
-        }
-        Err(_) => {
-            log::error!("Error in tool '{tool}': it panicked");
-            let finale = progress.and_then(|progress| progress.finish(false));
-            (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
-        }
-    }
-}
-
-/// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with
-/// `isError: true`.
-fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
-    let (text, is_error) = match outcome {
-        Ok(text) => (text, false),
-        Err(message) => (format!("Error executing {tool}: {message}"), true),
-    };
-    let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
-    mcp::envelope(result, era, false)
-}
-
-/// Checks the shape of `tools/call` params, finds the tool and takes the arguments out (a large
-/// prompt is moved, never copied).
-fn parse_call(
-    specs: &[ToolSpec],
-    params: &mut Value,
-) -> Result<(usize, Map<String, Value>), RpcError> {
-    let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return Err(RpcError::invalid_params("Invalid params: tools/call needs a string \"name\""));
-    };
-    let not_an_object =
-        || RpcError::invalid_params("Invalid params: \"arguments\" must be an object");
-    let Some(index) = specs.iter().position(|spec| spec.tool.name == name) else {
-        if matches!(params.get("arguments"), None | Some(Value::Object(_))) {
-            return Err(RpcError::invalid_params(format!("Unknown tool: {name}")));
-        }
-        return Err(not_an_object());
-    };
-    match params.get_mut("arguments").map(Value::take) {
-        None => Ok((index, Map::new())),
-        Some(Value::Object(args)) => Ok((index, args)),
-        Some(_) => Err(not_an_object()),
     }
 }
 
