@@ -45,7 +45,27 @@ pub struct Command<'a> {
     pub program: &'a OsStr,
     pub args: &'a [String],
     /// Written to the child's stdin from its own thread, then stdin is closed.
-    pub stdin: Option<Arc<String>>,
+    pub stdin: Option<Arc<dyn Input>>,
+}
+
+/// What a child reads on stdin. A run writes it from a thread of its own (unless it is small), so
+/// the child reads while it is being written, and closes stdin after it.
+pub trait Input: Send + Sync {
+    /// The most bytes `write_to` writes: an input that fits in an empty pipe is written at once.
+    fn max_len(&self) -> usize;
+    /// Writes the whole input to `out`.
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// Text goes to the child as it is.
+impl Input for String {
+    fn max_len(&self) -> usize {
+        self.len()
+    }
+
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(self.as_bytes())
+    }
 }
 
 /// The deadline and output cap of a call's runs (from the configuration).
@@ -524,9 +544,9 @@ fn wait(
 /// Writes the child's stdin, then closes it. A payload that fits in an empty pipe buffer is written
 /// at once (the write cannot block); a larger one gets its own thread so a child that reads slowly,
 /// or not at all, never blocks the run.
-fn feed_stdin(mut stdin: ChildStdin, data: Arc<String>) {
-    if data.len() <= SMALL_STDIN {
-        if let Err(err) = stdin.write_all(data.as_bytes()) {
+fn feed_stdin(mut stdin: ChildStdin, data: Arc<dyn Input>) {
+    if data.max_len() <= SMALL_STDIN {
+        if let Err(err) = data.write_to(&mut stdin) {
             log::error!("stdin write failed: {err}");
         }
         return;
@@ -535,7 +555,7 @@ fn feed_stdin(mut stdin: ChildStdin, data: Arc<String>) {
         .name("child-stdin".into())
         .stack_size(IO_THREAD_STACK)
         .spawn(move || {
-            if let Err(err) = stdin.write_all(data.as_bytes()) {
+            if let Err(err) = data.write_to(&mut stdin) {
                 log::error!("stdin write failed: {err}");
             }
         });

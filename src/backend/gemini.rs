@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::backend::PINNED_MODEL;
 use crate::backend::options::RunOptions;
 use crate::backend::prepare::Prepared;
-use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Runner};
+use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner};
 
 /// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`, §3.3).
 const NAME: &str = "gemini";
@@ -110,7 +110,7 @@ fn execute(runner: &Runner<'_>, args: &[String], prompt: &Arc<String>) -> Result
     runner.execute(command(args, Some(prompt.clone())))
 }
 
-fn command(args: &[String], stdin: Option<Arc<String>>) -> Command<'_> {
+fn command(args: &[String], stdin: Option<Arc<dyn Input>>) -> Command<'_> {
     Command { name: NAME, program: OsStr::new(NAME), args, stdin }
 }
 

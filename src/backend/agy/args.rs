@@ -1,17 +1,19 @@
 //! The agy argument vector and stdin payload (SPEC §3.4.3, §3.4.4, D10) and the PTY-recovery helpers
 //! (§3.4.10).
 
+use std::io::{self, Write};
+
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::options::RunOptions;
-use crate::exec::{ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT};
+use crate::exec::{ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT, Input};
 use crate::js;
 
 /// What to spawn after the agy binary: its arguments and, on the stream-json path, its stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgyInvocation {
     pub args: Vec<String>,
-    /// Exactly one NDJSON line (ending in `\n`) when `via_stdin`; stdin stays closed otherwise.
-    pub stdin: Option<String>,
+    /// The prompt as one stream-json line when `via_stdin`; stdin stays closed otherwise.
+    pub stdin: Option<UserLine>,
     /// The prompt goes on stdin as stream-json and stdout is stream-json.
     pub via_stdin: bool,
 }
@@ -83,15 +85,15 @@ pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
 /// anything is spawned (D15): `Err` is D10's text for a prompt on the argv path, or
 /// `argument_too_long_text` for an option value (`--json-schema` goes on argv on both paths).
 pub fn invocation(
-    final_prompt: &str,
+    final_prompt: String,
     opts: &RunOptions,
     caps: &AgyCaps,
     print_timeout: &str,
 ) -> Result<AgyInvocation, String> {
     let via_stdin =
-        caps.stream_json_input && !is_slash_command(final_prompt, opts.allow_slash_commands);
+        caps.stream_json_input && !is_slash_command(&final_prompt, opts.allow_slash_commands);
     if !via_stdin {
-        check_prompt_length(final_prompt)?;
+        check_prompt_length(&final_prompt)?;
     }
     let mut args = build_agy_args(opts, caps);
     check_option_lengths(&args)?;
@@ -106,12 +108,12 @@ pub fn invocation(
         args.extend(["--print-timeout".to_string(), print_timeout.to_string()]);
     }
     if via_stdin {
-        let stdin = Some(stream_json_user_message(final_prompt));
+        let stdin = Some(UserLine(final_prompt));
         return Ok(AgyInvocation { args, stdin, via_stdin });
     }
     // A leading space keeps agy from reading a prompt such as `--version` as a flag.
-    let prompt_arg = match dash_prefix(final_prompt) {
-        "" => final_prompt.to_string(),
+    let prompt_arg = match dash_prefix(&final_prompt) {
+        "" => final_prompt,
         prefix => format!("{prefix}{final_prompt}"),
     };
     args.extend(["-p".to_string(), prompt_arg]);
@@ -185,17 +187,46 @@ pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) 
     format!("{seconds}s")
 }
 
-/// The one stream-json stdin line: `{"event":"user","message":{"role":"user","content":…}}` + `\n`.
-pub fn stream_json_user_message(prompt: &str) -> String {
-    // Written straight into one buffer sized for the prompt: no intermediate `Value`, no regrowth
-    // for an ordinary prompt (prompts can be many megabytes).
-    let mut line = Vec::with_capacity(prompt.len() + 80);
-    line.extend_from_slice(br#"{"event":"user","message":{"role":"user","content":"#);
-    if serde_json::to_writer(&mut line, prompt).is_err() {
-        line.extend_from_slice(b"\"\"");
+/// The one stream-json stdin line that carries a prompt:
+/// `{"event":"user","message":{"role":"user","content":…}}` and `\n`.
+///
+/// It is escaped as it is written, a piece at a time, so a prompt of many megabytes costs no
+/// escaped copy and agy parses each piece while the next one is escaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserLine(pub String);
+
+impl UserLine {
+    const HEAD: &'static [u8] = br#"{"event":"user","message":{"role":"user","content":""#;
+    const TAIL: &'static [u8] = b"\"}}\n";
+    /// The prompt bytes escaped per write: one pipe buffer's worth.
+    const PIECE: usize = 64 * 1024;
+}
+
+impl Input for UserLine {
+    fn max_len(&self) -> usize {
+        // `\u001f` is the longest escape: six bytes for one.
+        Self::HEAD.len() + 6 * self.0.len() + Self::TAIL.len()
     }
-    line.extend_from_slice(b"}}\n");
-    String::from_utf8(line).unwrap_or_default()
+
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(Self::HEAD)?;
+        let mut escaped = Vec::with_capacity(Self::PIECE + 2);
+        let mut rest = self.0.as_str();
+        while !rest.is_empty() {
+            let mut end = rest.len().min(Self::PIECE);
+            while !rest.is_char_boundary(end) {
+                end -= 1;
+            }
+            let (piece, tail) = rest.split_at(end);
+            // JSON escapes character by character, so the pieces' escapes, each without its
+            // quotes, join into the escape of the whole prompt.
+            escaped.clear();
+            serde_json::to_writer(&mut escaped, piece)?;
+            out.write_all(&escaped[1..escaped.len() - 1])?;
+            rest = tail;
+        }
+        out.write_all(Self::TAIL)
+    }
 }
 
 /// POSIX single quoting: `'` becomes `'\''` and the whole is wrapped in `'…'`.
@@ -251,14 +282,25 @@ mod tests {
 
     /// Checks the space-joined argv and the stdin payload of a full invocation.
     fn check_run(prompt: &str, opts: &RunOptions, caps: &AgyCaps, argv: &str, stdin: Option<&str>) {
-        let inv = invocation(prompt, opts, caps, "2640s").unwrap();
+        let inv = invocation(prompt.to_string(), opts, caps, "2640s").unwrap();
         assert_eq!(inv.args.join(" "), argv, "prompt {prompt:?}, options {opts:?}");
-        assert_eq!(inv.stdin.as_deref(), stdin);
+        assert_eq!(inv.stdin.as_ref().map(rendered).as_deref(), stdin);
         assert_eq!(inv.via_stdin, stdin.is_some());
     }
 
+    /// The stream-json line for `prompt`, built as a `Value` and printed whole.
     fn stdin_for(prompt: &str) -> String {
-        stream_json_user_message(prompt)
+        let line =
+            serde_json::json!({"event": "user", "message": {"role": "user", "content": prompt}});
+        format!("{line}\n")
+    }
+
+    /// What a `UserLine` writes to agy's stdin.
+    fn rendered(line: &UserLine) -> String {
+        let mut out = Vec::new();
+        line.write_to(&mut out).unwrap();
+        assert!(out.len() <= line.max_len());
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
@@ -431,7 +473,7 @@ mod tests {
         let o = RunOptions { model: Some("pro".into()), ..opts() };
         let argv = "--model gemini-3.1-pro-high --disable-slash-commands --output-format json \
                     --print-timeout 2640s -p hello";
-        let inv = invocation("hello", &o, &caps, "2640s").unwrap();
+        let inv = invocation("hello".into(), &o, &caps, "2640s").unwrap();
         assert_eq!(inv.args.join(" "), argv);
         assert_eq!(inv.args.last().unwrap(), "hello");
         assert_eq!(inv.stdin, None);
@@ -442,22 +484,22 @@ mod tests {
     fn json_only_caps_and_no_caps() {
         let json_only = AgyCaps { output_format_json: true, ..AgyCaps::none() };
         check_run("x", &everything(), &json_only, "--output-format json -p x", None);
-        let inv = invocation("x", &everything(), &AgyCaps::none(), "2640s").unwrap();
+        let inv = invocation("x".into(), &everything(), &AgyCaps::none(), "2640s").unwrap();
         assert_eq!(inv.args, ["-p", "x"]);
         assert_eq!(inv.stdin, None);
     }
 
     #[test]
     fn argv_prompt_starting_with_a_dash_gets_one_space() {
-        let inv = invocation("--version", &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation("--version".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " --version"]);
-        let inv = invocation("-y x", &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation("-y x".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
-        let inv = invocation(" -y x", &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation(" -y x".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
         // On the stdin path the prompt is sent untouched.
-        let inv = invocation("--version", &opts(), &AgyCaps::all(), "1s").unwrap();
-        let line: Value = serde_json::from_str(inv.stdin.as_deref().unwrap()).unwrap();
+        let inv = invocation("--version".into(), &opts(), &AgyCaps::all(), "1s").unwrap();
+        let line: Value = serde_json::from_str(&rendered(&inv.stdin.unwrap())).unwrap();
         assert_eq!(line["message"]["content"], "--version");
     }
 
@@ -471,7 +513,7 @@ mod tests {
 
     /// The last argv element of an argv-path run of `prompt`, or the error.
     fn argv_prompt(prompt: &str) -> Result<String, String> {
-        let inv = invocation(prompt, &opts(), &AgyCaps::none(), "1s")?;
+        let inv = invocation(prompt.to_string(), &opts(), &AgyCaps::none(), "1s")?;
         assert!(!inv.via_stdin);
         Ok(inv.args.last().unwrap().clone())
     }
@@ -502,15 +544,15 @@ mod tests {
     #[test]
     fn argv_prompt_limit_on_slash_commands_only_applies_to_argv() {
         let slash = format!("/{}", "a".repeat(131_071));
-        let err = invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").unwrap_err();
+        let err = invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s").unwrap_err();
         assert_eq!(err, prompt_too_long(131_073));
         let slash = format!("/{}", "a".repeat(131_070));
-        assert!(invocation(&slash, &slash_opts(), &AgyCaps::all(), "1s").is_ok());
+        assert!(invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s").is_ok());
         // The stdin path has no such limit.
         let big = "a".repeat(1_000_000);
-        assert!(invocation(&big, &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+        assert!(invocation(big.clone(), &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
         let dashed = format!("-{big}");
-        assert!(invocation(&dashed, &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+        assert!(invocation(dashed.clone(), &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
     }
 
     #[test]
@@ -526,11 +568,11 @@ mod tests {
         for caps in [&stream, &argv_only] {
             for first in ["{", "-"] {
                 let fits = schema(format!("{first}{}", "a".repeat(131_070)));
-                let inv = invocation("hi", &fits, caps, "1s").unwrap();
+                let inv = invocation("hi".into(), &fits, caps, "1s").unwrap();
                 let at = inv.args.iter().position(|a| a == "--json-schema").unwrap();
                 assert_eq!(inv.args[at + 1].len(), 131_071);
                 let over = schema(format!("{first}{}", "a".repeat(131_071)));
-                assert_eq!(invocation("hi", &over, caps, "1s").unwrap_err(), too_long);
+                assert_eq!(invocation("hi".into(), &over, caps, "1s").unwrap_err(), too_long);
             }
         }
         // An object schema is measured as the compact JSON that is sent.
@@ -539,13 +581,13 @@ mod tests {
             ..RunOptions::default()
         };
         assert_eq!(
-            invocation("hi", &object, &stream, "1s").unwrap_err(),
+            invocation("hi".into(), &object, &stream, "1s").unwrap_err(),
             "The jsonSchema is 300018 bytes; agy accepts at most 131071 bytes in one command-line \
              argument."
         );
         // A schema the build does not take is not sent, so it cannot be too long.
         let no_schema_flag = AgyCaps { json_schema_flag: false, ..AgyCaps::all() };
-        assert!(invocation("hi", &object, &no_schema_flag, "1s").is_ok());
+        assert!(invocation("hi".into(), &object, &no_schema_flag, "1s").is_ok());
     }
 
     #[test]
@@ -565,7 +607,7 @@ mod tests {
             let mut o = opts();
             set(&mut o, long.clone());
             assert_eq!(
-                invocation("hi", &o, &AgyCaps::all(), "1s").unwrap_err(),
+                invocation("hi".into(), &o, &AgyCaps::all(), "1s").unwrap_err(),
                 format!(
                     "The {name} is 131072 bytes; agy accepts at most 131071 bytes in one \
                      command-line argument."
@@ -573,7 +615,7 @@ mod tests {
             );
             let mut o = opts();
             set(&mut o, long[1..].to_string());
-            assert!(invocation("hi", &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
+            assert!(invocation("hi".into(), &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
         }
     }
 
@@ -581,20 +623,20 @@ mod tests {
     fn the_prompt_is_checked_before_the_options() {
         let o = RunOptions { agent: Some("x".repeat(200_000)), ..opts() };
         assert_eq!(
-            invocation(&"a".repeat(200_000), &o, &AgyCaps::none(), "1s").unwrap_err(),
+            invocation("a".repeat(200_000), &o, &AgyCaps::none(), "1s").unwrap_err(),
             prompt_too_long(200_001),
             "no agent flag without the capability, and the prompt comes first"
         );
         let caps = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
         assert_eq!(
-            invocation(&"a".repeat(200_000), &o, &caps, "1s").unwrap_err(),
+            invocation("a".repeat(200_000), &o, &caps, "1s").unwrap_err(),
             prompt_too_long(200_001)
         );
     }
 
     #[test]
     fn stream_json_line_escapes_and_ends_with_newline() {
-        let line = stream_json_user_message("hi\nthere \"q\"");
+        let line = rendered(&UserLine("hi\nthere \"q\"".into()));
         assert!(line.ends_with('\n'));
         assert_eq!(line.matches('\n').count(), 1);
         let parsed: Value = serde_json::from_str(&line).unwrap();
@@ -603,6 +645,19 @@ mod tests {
             serde_json::json!({"event":"user","message":{"role":"user","content":"hi\nthere \"q\""}})
         );
         assert!(line.starts_with(r#"{"event":"user","message":{"role":"user","content":"#));
+    }
+
+    #[test]
+    fn stream_json_line_of_many_pieces_is_the_whole_escape() {
+        // Multi-byte characters straddle the piece boundaries; quotes, control characters and
+        // newlines need escapes on both sides of them.
+        let unit = "é\"\u{1}\n€ab\\𝄞";
+        let prompt = unit.repeat(3 * UserLine::PIECE / unit.len() + 7);
+        for shift in 0..4 {
+            let prompt = format!("{}{prompt}", "x".repeat(shift));
+            assert_eq!(rendered(&UserLine(prompt.clone())), stdin_for(&prompt), "shift {shift}");
+        }
+        assert_eq!(rendered(&UserLine(String::new())), stdin_for(""));
     }
 
     fn check_timeout(env: Option<&str>, wrapper_ms: u64, expect: &str) {

@@ -11,7 +11,7 @@ use crate::backend::agy::caps::{self, AgyCaps};
 use crate::backend::agy::{Agy, args, output};
 use crate::backend::options::RunOptions;
 use crate::backend::prepare::Prepared;
-use crate::exec::{Command, Failure, Runner};
+use crate::exec::{Command, Failure, Input, Runner};
 use crate::queue::Turn;
 
 /// The command's logical name in messages and logs.
@@ -35,11 +35,10 @@ impl Agy {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
         let Prepared { prompt, root } = prepared;
-        // Scoped so the prompt is freed before the child runs: only the stdin line stays.
-        let invocation = args::invocation(&prompt, opts, &caps, &self.print_timeout)?;
-        drop(prompt);
+        // The prompt moves into the argv or the stdin line: no copy of it is made.
+        let invocation = args::invocation(prompt, opts, &caps, &self.print_timeout)?;
         let via_stdin = invocation.via_stdin;
-        let stdin = invocation.stdin.map(Arc::new);
+        let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
         let (stdout, print_error) = match runner.execute(self.command(&invocation.args, stdin)) {
             Ok(stdout) => (stdout, None),
             Err(failure @ (Failure::NotFound(_) | Failure::Overflow(_))) => {
@@ -124,7 +123,7 @@ impl Agy {
         runner.execute_within(self.command(&args, None), timeout)
     }
 
-    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<String>>) -> Command<'a> {
+    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> Command<'a> {
         Command { name: NAME, program: self.program().as_os_str(), args, stdin }
     }
 
