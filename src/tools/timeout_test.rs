@@ -46,8 +46,9 @@ pub fn final_lines(duration_ms: f64, elapsed_ms: u64) -> [String; 3] {
 ///
 /// `wait(step)` must wait for `step` and return the milliseconds elapsed since the test started,
 /// or an error (for example when the call was cancelled), which ends the test with that error.
-/// After each step `on_progress` receives all lines so far joined by `\n`. The result is every
-/// line joined by `\n`.
+/// After each step `on_progress` receives the lines it has not seen yet, joined by `\n` (the
+/// call's preview buffer appends each on a line of its own, so it holds every line so far once).
+/// The result is every line joined by `\n`.
 pub fn run(
     duration_ms: f64,
     wait: &mut dyn FnMut(Duration) -> Result<u64, String>,
@@ -57,10 +58,12 @@ pub fn run(
     let step = Duration::try_from_secs_f64(step_ms / 1000.0).unwrap_or(Duration::ZERO);
     let mut lines = vec![start_line(duration_ms)];
     let mut elapsed_ms = 0;
+    let mut reported = 0;
     for idx in 1..=count {
         elapsed_ms = wait(step)?;
         lines.push(step_line(idx, count, elapsed_ms));
-        on_progress(&lines.join("\n"));
+        on_progress(&lines[reported..].join("\n"));
+        reported = lines.len();
     }
     lines.extend(final_lines(duration_ms, elapsed_ms));
     Ok(lines.join("\n"))
@@ -120,12 +123,16 @@ mod tests {
              Target duration: 12000ms\n\
              Actual duration: 12003ms"
         );
-        assert_eq!(progress.len(), 3);
+        // Each line is reported once, in order: together they are the output before its end.
         assert_eq!(
-            progress[0],
-            "Starting timeout test for 12000ms (12s)\nStep 1/3 completed - Elapsed: 4s"
+            progress,
+            [
+                "Starting timeout test for 12000ms (12s)\nStep 1/3 completed - Elapsed: 4s",
+                "Step 2/3 completed - Elapsed: 8s",
+                "Step 3/3 completed - Elapsed: 12s",
+            ]
         );
-        assert!(out.starts_with(&progress[2]));
+        assert!(out.starts_with(&progress.join("\n")));
     }
 
     #[test]
