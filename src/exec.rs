@@ -39,6 +39,14 @@ pub const ARGV_ELEMENT_LIMIT: usize = 131_072;
 /// The most text one argv element can carry: the element limit less the NUL.
 pub const ARGV_TEXT_LIMIT: usize = ARGV_ELEMENT_LIMIT - 1;
 
+/// The error for a `cli` argument value longer than one argv element can carry; `n` counts its
+/// bytes without the NUL, like the limit the text states.
+pub fn argument_too_long_text(cli: &str, name: &str, n: usize) -> String {
+    format!(
+        "The {name} is {n} bytes; {cli} accepts at most {ARGV_TEXT_LIMIT} bytes in one command-line argument."
+    )
+}
+
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
 pub struct Command<'a> {
     pub name: &'a str,
@@ -252,14 +260,12 @@ impl Gate {
     fn close(&self, within: Duration) {
         let mut state = self.lock();
         state.closed = true;
-        let deadline = Instant::now() + within;
-        while state.passes > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                log::warn!("shutdown: {} child process(es) still being spawned", state.passes);
-                return;
-            }
-            state = self.settled.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
+        let (state, _) = self
+            .settled
+            .wait_timeout_while(state, within, |state| state.passes > 0)
+            .unwrap_or_else(|e| e.into_inner());
+        if state.passes > 0 {
+            log::warn!("shutdown: {} child process(es) still being spawned", state.passes);
         }
     }
 

@@ -54,9 +54,7 @@ impl Progress {
 
     /// Progress kept as a status text (a task's `statusMessage`).
     pub fn status(tool: &'static str) -> Arc<Progress> {
-        let progress = Progress::new(tool, Sink::Status(Mutex::new(String::new())));
-        progress.report(0.0, None, starting_text(tool));
-        progress
+        Progress::new(tool, Sink::Status(Mutex::new(starting_text(tool))))
     }
 
     fn new(tool: &'static str, sink: Sink) -> Arc<Progress> {
