@@ -28,8 +28,9 @@ const ENTRY_BYTES: usize = 256;
 pub struct Tasks {
     ttl: Duration,
     map: HashMap<String, Task>,
-    /// Finished tasks, oldest first, for expiry and the byte bound.
-    finished: VecDeque<String>,
+    /// Finished tasks, oldest first, with when they finished and what their outcome costs, for
+    /// expiry and the byte bound.
+    finished: VecDeque<(String, Instant, usize)>,
     finished_bytes: usize,
 }
 
@@ -41,8 +42,6 @@ pub struct Task {
     created: SystemTime,
     updated: SystemTime,
     state: State,
-    /// When it finished (for expiry) and what its outcome costs.
-    finished: Option<(Instant, usize)>,
 }
 
 enum State {
@@ -62,8 +61,7 @@ impl Tasks {
     pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
         let id = new_id()?;
         let now = SystemTime::now();
-        let task =
-            Task { call, seq, created: now, updated: now, state: State::Working, finished: None };
+        let task = Task { call, seq, created: now, updated: now, state: State::Working };
         let mut view = self.view(&id, &task);
         view["resultType"] = json!("task");
         self.map.insert(id.clone(), task);
@@ -92,7 +90,10 @@ impl Tasks {
         }
         let bytes = ENTRY_BYTES
             + match &outcome {
-                Ok(result) => serde_json::to_vec(result).map_or(0, |json| json.len()),
+                Ok(result) => {
+                    let mut size = ByteCount(0);
+                    serde_json::to_writer(&mut size, result).map_or(0, |()| size.0)
+                }
                 Err(error) => error.message.len(),
             };
         task.state = match outcome {
@@ -120,25 +121,20 @@ impl Tasks {
     fn close(&mut self, id: &str, bytes: usize) {
         if let Some(task) = self.map.get_mut(id) {
             task.updated = SystemTime::now();
-            task.finished = Some((Instant::now(), bytes));
         }
-        self.finished.push_back(id.to_string());
+        self.finished.push_back((id.to_string(), Instant::now(), bytes));
         self.finished_bytes += bytes;
         self.expire();
     }
 
     /// Drops finished tasks past their TTL, then the oldest ones while over the byte bound.
     fn expire(&mut self) {
-        while let Some(oldest) = self.finished.front() {
-            let Some((at, bytes)) = self.map.get(oldest).and_then(|task| task.finished) else {
-                self.finished.pop_front();
-                continue;
-            };
+        while let Some(&(_, at, bytes)) = self.finished.front() {
             if at.elapsed() < self.ttl && self.finished_bytes <= MAX_RESULT_BYTES {
                 return;
             }
             self.finished_bytes -= bytes;
-            if let Some(id) = self.finished.pop_front() {
+            if let Some((id, ..)) = self.finished.pop_front() {
                 self.map.remove(&id);
             }
         }
@@ -198,6 +194,20 @@ fn new_id() -> io::Result<String> {
     let mut bytes = [0u8; 16];
     File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Counts the bytes written to it: the size of a result's JSON without building it.
+struct ByteCount(usize);
+
+impl io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
