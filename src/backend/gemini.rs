@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::backend::PINNED_MODEL;
 use crate::backend::options::RunOptions;
 use crate::backend::prepare::Prepared;
-use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner};
+use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner, argument_too_long_text};
 
 /// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`, §3.3).
 const NAME: &str = "gemini";
@@ -44,10 +44,7 @@ pub fn run(
     let model = options.model.as_deref();
     // The model is the one piece of caller text on this backend's argv (D15).
     if let Some(model) = model.filter(|model| model.len() > ARGV_TEXT_LIMIT) {
-        return Err(format!(
-            "The model is {} bytes; gemini accepts at most {ARGV_TEXT_LIMIT} bytes in one command-line argument.",
-            model.len()
-        ));
+        return Err(argument_too_long_text(NAME, "model", model.len()));
     }
     let prompt = Arc::new(prepared.prompt);
     let failure = match execute(runner, &args(model, options.sandbox), &prompt) {

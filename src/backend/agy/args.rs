@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::options::RunOptions;
-use crate::exec::{ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT, Input};
+use crate::exec::{ARGV_ELEMENT_LIMIT, ARGV_TEXT_LIMIT, Input, argument_too_long_text};
 use crate::js;
 
 /// What to spawn after the agy binary: its arguments and, on the stream-json path, its stdin.
@@ -148,18 +148,10 @@ fn check_option_lengths(args: &[String]) -> Result<(), String> {
     for pair in args.windows(2) {
         let (flag, value) = (pair[0].as_str(), &pair[1]);
         if value.len() > ARGV_TEXT_LIMIT {
-            return Err(argument_too_long_text(argument_name(flag), value.len()));
+            return Err(argument_too_long_text("agy", argument_name(flag), value.len()));
         }
     }
     Ok(())
-}
-
-/// The error for an option value longer than one argv element can carry; `n` counts its bytes
-/// without the NUL, like the limit the text states.
-fn argument_too_long_text(name: &str, n: usize) -> String {
-    format!(
-        "The {name} is {n} bytes; agy accepts at most {ARGV_TEXT_LIMIT} bytes in one command-line argument."
-    )
 }
 
 /// The tool argument an agy flag's value comes from.
