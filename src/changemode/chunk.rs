@@ -22,11 +22,8 @@ pub struct Chunk {
 }
 
 /// Groups edits by filename (first-appearance order) and packs the groups into chunks of at most
-/// `max` estimated characters; a file larger than `max` is split edit by edit.
-///
-/// Linear in the number of edits, however many distinct files they name (D15): a map numbers the
-/// files, a counting sort makes each file's edits contiguous, and the packing decisions look at
-/// sizes only before the edits are moved into their chunks.
+/// `max` estimated characters; a file larger than `max` is split edit by edit. Linear in the
+/// number of edits, however many distinct files they name (D15).
 pub fn chunk_change_mode_edits(edits: Vec<Edit>, max: usize) -> Vec<Chunk> {
     if edits.is_empty() {
         return vec![Chunk {
@@ -38,50 +35,45 @@ pub fn chunk_change_mode_edits(edits: Vec<Edit>, max: usize) -> Vec<Chunk> {
         }];
     }
 
-    let (ordered, file_ends) = group_by_file(edits);
-    let sizes: Vec<usize> = ordered.iter().map(edit_size).collect();
-
-    // Each packed chunk as (number of edits, estimated size); chunks follow `ordered`'s order.
-    let mut packed: Vec<(usize, usize)> = Vec::new();
-    let (mut current_len, mut current_size) = (0, 0);
-    let mut flush = |len: &mut usize, size: &mut usize| {
-        packed.push((std::mem::take(len), std::mem::take(size)));
+    let mut packed: Vec<(Vec<Edit>, usize)> = Vec::new();
+    let mut current: Vec<Edit> = Vec::new();
+    let mut current_size = 0;
+    let mut flush = |current: &mut Vec<Edit>, current_size: &mut usize| {
+        packed.push((std::mem::take(current), *current_size));
+        *current_size = 0;
     };
-    let mut file_start = 0;
-    for &file_end in &file_ends {
-        let file = &sizes[file_start..file_end];
-        let file_size: usize = file.iter().sum();
+    for group in group_by_file(edits) {
+        let file_size: usize = group.iter().map(edit_size).sum();
         if file_size > max {
-            if current_len > 0 {
-                flush(&mut current_len, &mut current_size);
+            if !current.is_empty() {
+                flush(&mut current, &mut current_size);
             }
-            for &size in file {
-                if current_size + size > max && current_len > 0 {
-                    flush(&mut current_len, &mut current_size);
+            for edit in group {
+                let size = edit_size(&edit);
+                if current_size + size > max && !current.is_empty() {
+                    flush(&mut current, &mut current_size);
                 }
-                current_len += 1;
+                current.push(edit);
                 current_size += size;
             }
         } else {
-            if current_size + file_size > max && current_len > 0 {
-                flush(&mut current_len, &mut current_size);
+            if current_size + file_size > max && !current.is_empty() {
+                flush(&mut current, &mut current_size);
             }
-            current_len += file.len();
+            current.extend(group);
             current_size += file_size;
         }
-        file_start = file_end;
     }
-    if current_len > 0 {
-        flush(&mut current_len, &mut current_size);
+    if !current.is_empty() {
+        flush(&mut current, &mut current_size);
     }
 
     let total_chunks = packed.len();
-    let mut rest = ordered.into_iter();
     packed
         .into_iter()
         .enumerate()
-        .map(|(i, (len, estimated_chars))| Chunk {
-            edits: rest.by_ref().take(len).collect(),
+        .map(|(i, (edits, estimated_chars))| Chunk {
+            edits,
             chunk_index: i + 1,
             total_chunks,
             has_more: i + 1 < total_chunks,
@@ -95,40 +87,21 @@ pub fn edit_size(edit: &Edit) -> usize {
     250 + 2 * utf16_len(&edit.filename) + utf16_len(&edit.old_code) + utf16_len(&edit.new_code)
 }
 
-/// The edits reordered so that each file's edits are contiguous (files in first-appearance order,
-/// edits of one file in their order), with the end of each file's run.
-fn group_by_file(edits: Vec<Edit>) -> (Vec<Edit>, Vec<usize>) {
-    // The file number of each edit, numbering files as they first appear.
-    let (file_of, n_files) = {
-        let mut number: HashMap<&str, usize> = HashMap::with_capacity(edits.len());
-        let file_of: Vec<usize> = edits
-            .iter()
-            .map(|edit| {
-                let next = number.len();
-                *number.entry(edit.filename.as_str()).or_insert(next)
-            })
-            .collect();
-        (file_of, number.len())
-    };
-
-    // A counting sort by file number: stable, so each file keeps its edits' order.
-    let mut file_ends = vec![0; n_files];
-    for &file in &file_of {
-        file_ends[file] += 1;
+/// The edits grouped by filename, groups in the order their file first appears (a map finds an
+/// edit's group, D15).
+fn group_by_file(edits: Vec<Edit>) -> Vec<Vec<Edit>> {
+    let mut groups: Vec<Vec<Edit>> = Vec::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
+    for edit in edits {
+        match group_of.get(edit.filename.as_str()) {
+            Some(&group) => groups[group].push(edit),
+            None => {
+                group_of.insert(edit.filename.clone(), groups.len());
+                groups.push(vec![edit]);
+            }
+        }
     }
-    let mut next_slot = Vec::with_capacity(n_files);
-    let mut end = 0;
-    for count in &mut file_ends {
-        next_slot.push(end);
-        end += *count;
-        *count = end;
-    }
-    let mut slots: Vec<Option<Edit>> = std::iter::repeat_with(|| None).take(edits.len()).collect();
-    for (edit, file) in edits.into_iter().zip(file_of) {
-        slots[next_slot[file]] = Some(edit);
-        next_slot[file] += 1;
-    }
-    (slots.into_iter().flatten().collect(), file_ends)
+    groups
 }
 
 #[cfg(test)]

@@ -211,12 +211,16 @@ fn render_cached_chunk(chunks: &[Chunk], i: usize, key: &str) -> String {
     out
 }
 
-/// Every edit of every chunk, in order (collected, so the summary knows their number up front).
-fn all_edits(chunks: &[Chunk]) -> Vec<&Edit> {
-    chunks.iter().flat_map(|chunk| chunk.edits.iter()).collect()
+/// Every edit of every chunk, in order.
+fn all_edits(chunks: &[Chunk]) -> impl Iterator<Item = &Edit> {
+    chunks.iter().flat_map(|chunk| chunk.edits.iter())
 }
 
-fn prefix_summary(edits: Vec<&Edit>, partial_view: bool, response: String) -> String {
+fn prefix_summary<'a>(
+    edits: impl Iterator<Item = &'a Edit>,
+    partial_view: bool,
+    response: String,
+) -> String {
     format!("{}\n\n{response}", summarize_change_mode_edits(edits, partial_view))
 }
 

@@ -103,9 +103,8 @@ pub fn summarize_change_mode_edits<'a>(
 ) -> String {
     // Files in first-appearance order with their counts; the map finds a file's row in constant
     // time, so the summary stays linear in the number of edits (D15).
-    let edits = edits.into_iter();
     let mut files: Vec<(&str, usize)> = Vec::new();
-    let mut row_of: HashMap<&str, usize> = HashMap::with_capacity(edits.size_hint().0);
+    let mut row_of: HashMap<&str, usize> = HashMap::new();
     let mut total = 0;
     for edit in edits {
         total += 1;

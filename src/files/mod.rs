@@ -234,7 +234,6 @@ struct Expansion<'s> {
     /// empty path) and of globs (`glob_lists`, by glob text, filled in one pass over the root's).
     lists: Vec<List>,
     dir_lists: HashMap<Vec<u8>, usize>,
-    glob_texts: Vec<String>,
     glob_lists: HashMap<String, usize>,
     globs_matched: bool,
 }
@@ -278,7 +277,6 @@ impl<'s> Expansion<'s> {
             file_ids: HashMap::new(),
             lists: Vec::new(),
             dir_lists: HashMap::new(),
-            glob_texts: Vec::new(),
             glob_lists: HashMap::new(),
             globs_matched: false,
         }
@@ -292,8 +290,7 @@ impl<'s> Expansion<'s> {
             return;
         }
         self.lists.push(List::default());
-        self.glob_lists.insert(text.clone(), self.lists.len() - 1);
-        self.glob_texts.push(text);
+        self.glob_lists.insert(text, self.lists.len() - 1);
     }
 
     /// SPEC §5.4 for one inline token: appends its replacement to `out` and returns true, or
@@ -331,10 +328,7 @@ impl<'s> Expansion<'s> {
             log::warn!("inlineFileReferences: ignoring oversized glob token \"@{text}\"");
             return Ok(false);
         }
-        if !self.glob_lists.contains_key(&text) {
-            self.note_glob(reference);
-            self.globs_matched = false;
-        }
+        // Every glob was noted before expansion began, so one pass matches them all.
         if !self.globs_matched {
             self.match_globs()?;
         }
@@ -342,18 +336,12 @@ impl<'s> Expansion<'s> {
         self.inline_list(list, out)
     }
 
-    /// Walks the project (at most once) and matches every file against every distinct glob not yet
-    /// matched, in one pass over the walk.
+    /// Walks the project (at most once) and matches every file against every distinct glob, in one
+    /// pass over the walk.
     fn match_globs(&mut self) -> Result<(), String> {
         let whole = self.dir_list(&[], None)?;
-        let pending: Vec<(usize, Glob)> = self
-            .glob_texts
-            .iter()
-            .map(|text| (self.glob_lists[text], Glob::compile(text)))
-            .filter(|(list, _)| {
-                self.lists[*list].files.is_empty() && self.lists[*list].live.is_none()
-            })
-            .collect();
+        let pending: Vec<(usize, Glob)> =
+            self.glob_lists.iter().map(|(text, &list)| (list, Glob::compile(text))).collect();
         let files = std::mem::take(&mut self.lists[whole].files);
         for &id in &files {
             if self.stop.load(Ordering::Relaxed) {

@@ -8,7 +8,7 @@
 //! parent's descriptor with `O_NOFOLLOW`, and listed from its own descriptor.
 
 use std::collections::HashSet;
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,7 +131,7 @@ fn list(dir: &Dir, rel: &[u8], root_path: &Path) -> std::vec::IntoIter<Entry> {
 fn warn_unlisted(root_path: &Path, rel: &[u8], message: &str) {
     let dir = match rel.is_empty() {
         true => root_path.to_path_buf(),
-        false => root_path.join(OsString::from(std::ffi::OsStr::from_bytes(rel))),
+        false => root_path.join(OsStr::from_bytes(rel)),
     };
     log::warn!("inlineFileReferences: could not list {}: {message}", dir.display());
 }
