@@ -34,10 +34,7 @@ fn run(args: &[String]) -> u8 {
             0
         }
         [other, ..] => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "gemini-relay: unknown argument '{other}' (try --help)"
-            );
+            write_stderr(&format!("gemini-relay: unknown argument '{other}' (try --help)"));
             2
         }
     }

@@ -140,11 +140,6 @@ pub fn check_references(prompt: &str, root: &Path) -> Result<(), String> {
     files::check_file_references(prompt, root)
 }
 
-/// The gemini backend's jail check, which reads `@` references with the Gemini CLI's grammar.
-pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> {
-    files::check_gemini_references(prompt, root)
-}
-
 /// The jail check, then inlining of the `@` tokens of `prompt` (never cancelled).
 pub fn inline_references(prompt: &str, root: &Path) -> Result<String, String> {
     let stop = AtomicBool::new(false);

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::backend::agy::args::sh_single_quote;
 use crate::config::{self, Config};
 
 /// A host that `gemini-relay config` writes a configuration for.
@@ -276,7 +277,7 @@ fn shell_word(text: &str) -> String {
             b.is_ascii_alphanumeric()
                 || matches!(b, b'_' | b'-' | b'.' | b'/' | b':' | b'=' | b'@' | b'%' | b'+' | b',')
         });
-    if plain { text.to_string() } else { format!("'{}'", text.replace('\'', "'\\''")) }
+    if plain { text.to_string() } else { sh_single_quote(text) }
 }
 
 #[cfg(test)]
