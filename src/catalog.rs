@@ -19,7 +19,7 @@ pub struct Tool {
     pub run: Run,
     /// The lane of a call, from its validated arguments.
     pub lane: fn(&Map<String, Value>) -> Lane,
-    /// Answered as a task when a modern request declares the tasks extension (D13).
+    /// Answered as a task when a modern request declares the tasks extension.
     pub task: bool,
 }
 
@@ -30,8 +30,8 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
-/// Every tool in SPEC §2.1 order; `gemini-timeout-test` is appended only when `test_tools` is set
-/// (the caller decides that from `GEMINI_MCP_TEST_TOOLS` at startup).
+/// Every tool in its `tools/list` order; `gemini-timeout-test` is appended only when `test_tools`
+/// is set (the caller decides that from `GEMINI_MCP_TEST_TOOLS` at startup).
 pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
     // The schemas are JSON text rather than `json!` literals: parsing them once is far smaller
     // code than building every map entry by hand, and `preserve_order` keeps the key order.

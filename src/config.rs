@@ -1,5 +1,5 @@
 //! Configuration: every environment variable the relay reads, read once at startup in this one
-//! place and turned into typed, clamped values. (The spec says some are read "per call"; nothing
+//! place and turned into typed, clamped values. (The original read some "per call"; nothing
 //! outside the process can change its environment, so reading once is the same.) An invalid value
 //! logs one warning and falls back to its default; an out-of-range one is clamped with a warning.
 
@@ -13,7 +13,7 @@ pub const DEFAULT_PROGRESS_INTERVAL_MS: u64 = 25_000;
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The byte limits' range (D15).
+/// The byte limits' range: 1 KiB to 1 GiB.
 const MIN_BYTES: u64 = 1024;
 const MAX_BYTES: u64 = 1024 * 1024 * 1024;
 /// The deadline's range: a millisecond to a week.
@@ -162,7 +162,7 @@ impl Config {
     }
 }
 
-/// `GEMINI_MCP_TIMEOUT` (§4.3): minutes as a number (decimals and exponents); finite and positive
+/// `GEMINI_MCP_TIMEOUT`: minutes as a number (decimals and exponents); finite and positive
 /// → `round(minutes × 60000)` ms, at most a week; otherwise the default.
 fn timeout(raw: Option<&str>) -> Duration {
     let default = Duration::from_millis((DEFAULT_TIMEOUT_MINUTES * 60_000.0) as u64);

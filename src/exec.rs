@@ -33,7 +33,8 @@ const SMALL_STDIN: usize = 16 * 1024;
 const IO_THREAD_STACK: usize = 64 * 1024;
 
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
-/// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it (D10, D15).
+/// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it, so every argv
+/// element that carries caller text is checked against it before spawning.
 pub const ARGV_ELEMENT_LIMIT: usize = 131_072;
 
 /// The most text one argv element can carry: the element limit less the NUL.
@@ -116,7 +117,7 @@ pub struct Finished {
     pub stderr: Vec<u8>,
 }
 
-/// A failure of the common executor (§4.2), carrying the text the caller sees.
+/// A failure of the common executor, carrying the text the caller sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// The binary was not found; the multi-line ENOENT text.
@@ -202,7 +203,7 @@ impl Failure {
         }
     }
 
-    /// Timeouts and cancellation end a call: no recovery runs after them (D6).
+    /// Timeouts and cancellation end a call: no recovery runs after them.
     pub fn is_terminal(&self) -> bool {
         matches!(self, Failure::TimedOut(_) | Failure::Cancelled(_) | Failure::Aborted(_))
     }
@@ -283,7 +284,7 @@ impl Drop for Pass<'_> {
 
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
-        // Nothing outlives its run: whatever is left in the group dies with it (D6).
+        // Nothing outlives its run: whatever is left in the group dies with it.
         kill_group(self.pgid);
         self.runs.lock().remove(&self.key);
     }
@@ -305,7 +306,7 @@ impl<'a> Runner<'a> {
         self.abort
     }
 
-    /// The common executor of §4.2 with the call's deadline: the trimmed stdout, or the failure
+    /// The common executor, bounded by the call's deadline: the trimmed stdout, or the failure
     /// text a caller sees.
     pub fn execute(&self, command: Command<'_>) -> Result<String, Failure> {
         self.execute_within(command, self.limits.timeout)
@@ -430,7 +431,7 @@ fn command(program: &OsStr, args: &[String]) -> std::process::Command {
     cmd
 }
 
-/// Turns a finished run into the trimmed stdout or the failure text of §4.2.
+/// Turns a finished run into the trimmed stdout or the failure text the caller sees.
 fn outcome(
     name: &str,
     timeout: Duration,
@@ -479,7 +480,8 @@ fn outcome(
     })
 }
 
-/// The §3.3 text for a binary that could not be found (POSIX variants).
+/// The text for a binary that could not be found (POSIX variants), with install hints for agy
+/// and gemini.
 pub fn not_found_message(name: &str) -> String {
     let mut lines = vec![
         format!("Could not find the \"{name}\" executable."),

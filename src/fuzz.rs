@@ -205,7 +205,7 @@ pub fn agy_result_fields(result: &Value) -> (Option<String>, Option<String>, Vec
     )
 }
 
-/// The reply text of agy's JSON output (SPEC §3.4.5).
+/// The reply text of agy's JSON output (one document, or JSON lines).
 pub fn agy_json_reply(text: &str, prefer_structured: bool, include_usage: bool) -> Option<String> {
     output::parse_agy_json_response(text, prefer_structured, include_usage)
 }

@@ -1,4 +1,4 @@
-//! `gemini-relay config <host>` (D16): a ready-to-paste MCP configuration for Claude Code, Codex,
+//! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex,
 //! Gemini CLI, Qwen Code and opencode, with the running binary's path, the relay's own variables that
 //! change something, and the host's tool timeout raised to the relay's deadline plus 2 minutes.
 
@@ -248,7 +248,8 @@ fn json_text(value: &Value) -> String {
     format!("{value:#}\n")
 }
 
-/// A TOML basic string: quotes, backslashes and control characters escaped (TOML 1.0 §String).
+/// A TOML basic string: quotes, backslashes and control characters escaped
+/// (<https://toml.io/en/v1.0.0#string>).
 fn toml_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');

@@ -1,6 +1,6 @@
 //! JavaScript semantics the original server's output depends on: `Number.prototype.toString`,
 //! `String(value)`, truthiness, the regex class `\s` and the `trim` family built on it, string
-//! slicing in UTF-16 units, `Math.round`, `toFixed(1)` and `Date.prototype.toISOString` (SPEC §0.2).
+//! slicing in UTF-16 units, `Math.round`, `toFixed(1)` and `Date.prototype.toISOString`.
 
 use std::time::SystemTime;
 

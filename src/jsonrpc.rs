@@ -22,7 +22,7 @@ pub enum ErrorCode {
     InvalidParams = -32602,
     /// A handler failed unexpectedly (a caught panic, a worker that could not be started).
     InternalError = -32603,
-    /// A `tasks/*` request that does not declare the tasks extension (D13).
+    /// A `tasks/*` request that does not declare the tasks extension.
     MissingCapability = -32021,
     /// A modern (2026-07-28) request names a protocol version this server does not speak.
     UnsupportedProtocolVersion = -32022,

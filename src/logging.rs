@@ -1,4 +1,4 @@
-//! Diagnostics (§8, D9): `log` + `env_logger` to stderr, every line `[GMCPT] <message>` (a
+//! Diagnostics: `log` + `env_logger` to stderr, every line `[GMCPT] <message>` (a
 //! multi-line record gets the prefix on each line, and control characters are escaped so a record
 //! can never forge a line), and the bridge that also sends warnings and errors as
 //! `notifications/message` once a client asked for them (legacy `logging/setLevel`, or a modern

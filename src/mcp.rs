@@ -1,5 +1,6 @@
-//! MCP protocol facts for both eras (D3): supported versions, negotiation, the initialize and
-//! server/discover results, and the modern (2026-07-28) result envelope.
+//! MCP protocol facts for both eras (the `initialize` handshake and the stateless 2026-07-28 era):
+//! supported versions, negotiation, the initialize and server/discover results, and the modern
+//! (2026-07-28) result envelope.
 
 use serde_json::{Map, Value, json};
 

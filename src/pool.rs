@@ -1,4 +1,4 @@
-//! The worker pool (D5): at most `max` named worker threads, started lazily when no idle worker is
+//! The worker pool: at most `max` named worker threads, started lazily when no idle worker is
 //! left and reused afterwards; work beyond that waits in one FIFO channel, in submission order. A
 //! worker that stays idle for a while exits, giving its memory back. When a needed worker cannot be
 //! started (a pid or memory limit), the work is rejected with the reason instead of waiting for a

@@ -1,7 +1,7 @@
-//! Progress (§4.5, D7): per-call state, the start / keepalive / final messages, and the ticker thread
+//! Progress: per-call state, the start / keepalive / final messages, and the ticker thread
 //! that produces keepalives on each call's own schedule. A call's progress either goes to the
 //! client as `notifications/progress` (when it carried a progress token) or, for a call answered as
-//! a task (D13), only updates the task's status text.
+//! a task, only updates the task's status text.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -194,7 +194,7 @@ impl Ticker {
     }
 }
 
-/// A progress token: a string or an integer (D7: `0` and `""` are tokens too); any other type is
+/// A progress token: a string or an integer (`0` and `""` are tokens too); any other type is
 /// no token at all.
 pub fn token_of(params: &Value) -> Option<Value> {
     match params.get("_meta")?.get("progressToken")? {
@@ -208,7 +208,8 @@ fn starting_text(tool: &str) -> String {
     format!("🔍 Starting {tool}")
 }
 
-/// The progress value of tick k (D7): k up to 98, then rising towards 99 without reaching it.
+/// The progress value of tick k: k up to 98, then rising towards 99 without reaching it, so
+/// progress strictly increases and the final `100/100` stays above every keepalive.
 fn tick_value(k: u64) -> f64 {
     if k <= 98 {
         return k as f64;

@@ -1,5 +1,5 @@
 //! MCP prompts: every tool doubles as a prompt of the same name; `prompts/list` derives the
-//! arguments from the tool schemas and `prompts/get` renders a one-line instruction (SPEC §10),
+//! arguments from the tool schemas and `prompts/get` renders a one-line instruction,
 //! converting argument values to text the way JavaScript's `String(value)` does.
 
 use serde_json::{Map, Value, json};
@@ -40,7 +40,8 @@ pub fn prompts_get_result(
     }))
 }
 
-/// The argument list of one prompt (§10.1).
+/// The argument list of one prompt: the schema's properties in order (`gemini-fetch-chunk`
+/// declares its own).
 fn prompt_arguments(spec: &ToolSpec) -> Value {
     if spec.tool.name == "gemini-fetch-chunk" {
         return json!([{
@@ -74,7 +75,7 @@ fn prompt_arguments(spec: &ToolSpec) -> Value {
     Value::Array(arguments)
 }
 
-/// `Use the <name> tool` plus the rendered arguments (§10.2): a truthy `prompt` first, then every
+/// `Use the <name> tool` plus the rendered arguments: a truthy `prompt` first, then every
 /// other key in the order given, `[key]` for `true`, `(key: value)` for anything else but
 /// `null` and `false`, which are skipped.
 fn prompt_message(name: &str, args: Option<&Map<String, Value>>) -> String {

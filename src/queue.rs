@@ -1,4 +1,5 @@
-//! The agy queue (§4.1, D5): one process-wide FIFO that serializes agy runs in arrival order.
+//! The agy queue: one process-wide FIFO that serializes agy runs in arrival order (each run
+//! rewrites agy's `last_conversations.json`, so concurrent runs would read each other's ids).
 //! Waiting calls hold no worker thread: the queue keeps them as work and hands the head to the
 //! worker pool when its turn comes, with a `Turn` that passes the turn on when it is dropped (the run
 //! finished, failed, panicked, or its worker could not be started).

@@ -1,5 +1,5 @@
 //! Log redaction: the shapes that stand in for tool arguments and CLI argv in log lines
-//! (SPEC §8.2, §8.3), with lengths counted in UTF-16 code units (§0.2).
+//! with lengths counted in UTF-16 code units, as the original counted them.
 
 use serde_json::{Map, Value};
 
@@ -14,7 +14,7 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// The flags the relay passes with a value in the next argv element. That element is the caller's
 /// text (or the relay's own choice) and is only ever logged as its length, even when it looks like
-/// a flag (D9: `--model --sk-abc` logs `--model <7 chars>`).
+/// a flag (`--model --sk-abc` logs `--model <7 chars>`).
 const VALUE_FLAGS: &[&str] = &[
     "-p",
     "-m",
@@ -30,7 +30,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--print-timeout",
 ];
 
-/// The `<shape>` of `Tool <name>(<shape>)` (§8.2 with D9): one `key=...` entry per argument in the
+/// The `<shape>` of `Tool <name>(<shape>)`: one `key=...` entry per argument in the
 /// order received, joined by single spaces, keys with their control characters escaped. A string
 /// value shows only its length (`key=<N chars>`), an array its item count (`key=[N items]`), an
 /// object its key count (`key={N keys}`); numbers, booleans and `null` show as JSON. Missing or
@@ -51,7 +51,7 @@ pub fn invocation_shape(map: &Map<String, Value>) -> String {
     entries.join(" ")
 }
 
-/// The `<shape>` of `Starting: <command> <shape>` (§8.3 with D9): argv elements joined by single
+/// The `<shape>` of `Starting: <command> <shape>`: argv elements joined by single
 /// spaces, each kept verbatim when it looks like a flag (`^--?[\w-]+(=[\w.,:/@-]*)?$`, ASCII `\w`)
 /// and does not follow one of `VALUE_FLAGS`, otherwise replaced by `<N chars>`.
 pub fn argv_shape(args: &[String]) -> String {
@@ -68,7 +68,7 @@ pub fn argv_shape(args: &[String]) -> String {
 }
 
 /// `text` with every control character escaped (`\n`, `\u{1b}`, ...), so a logged name can never
-/// start a line of its own (D9).
+/// start a line of its own.
 pub fn escape_controls(text: &str) -> String {
     if !text.chars().any(char::is_control) {
         return text.to_string();

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use crate::jsonrpc::Outgoing;
 
-/// How many messages may wait for the writer before senders block (backpressure, D5).
+/// How many messages may wait for the writer before senders block: a client that stops
+/// reading stdout makes the relay stop reading stdin.
 const OUTBOX_CAPACITY: usize = 16;
 
 /// One line of input, already parsed on the reader thread. End of input is the channel closing.

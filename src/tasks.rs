@@ -1,4 +1,4 @@
-//! The MCP tasks extension (`io.modelcontextprotocol/tasks`, D13): the registry of calls answered as
+//! The MCP tasks extension (`io.modelcontextprotocol/tasks`): the registry of calls answered as
 //! tasks, owned by the event loop. A task records its call (to cancel it and to read its progress
 //! text), its state, and its outcome once finished; finished tasks are kept for their TTL, with at
 //! most `MAX_RESULT_BYTES` of outcomes in all (oldest dropped first).
@@ -52,7 +52,7 @@ enum State {
 }
 
 impl Tasks {
-    /// `ttl`: how long a task lives after the call's deadline (D13: the deadline plus ten minutes).
+    /// `ttl`: how long a task lives after the call's deadline (ten minutes).
     pub fn new(ttl: Duration) -> Tasks {
         Tasks { ttl, map: HashMap::new(), finished: VecDeque::new(), finished_bytes: 0 }
     }
@@ -168,7 +168,7 @@ impl Tasks {
     }
 }
 
-/// Whether a request's own capabilities declare the tasks extension (D13: never inferred from
+/// Whether a request's own capabilities declare the tasks extension (never inferred from
 /// earlier requests).
 pub fn declared(params: &Value) -> bool {
     params

@@ -1,5 +1,5 @@
 //! Argument validation: checks `tools/call` arguments against a tool's JSON Schema (the subset the
-//! catalog uses) and reports problems with zod 3's wording (SPEC §2.3); also strips unknown keys
+//! catalog uses) and reports problems with zod 3's wording; also strips unknown keys
 //! and fills in defaults.
 //!
 //! The validator mirrors how the original zod schemas behave, not just what the JSON Schema says:
@@ -25,7 +25,7 @@ pub struct Invalid {
 }
 
 /// One problem: `<path>: <message>`, and for an enum mismatch the value received, which the
-/// client sees quoted and the log only as its length (D9).
+/// client sees quoted and the log only as its length.
 #[derive(Debug)]
 struct Issue {
     path: String,

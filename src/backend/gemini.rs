@@ -1,4 +1,4 @@
-//! The legacy Gemini CLI backend (§3.7 with D10): argv (`-m`, `-s`), the prompt always on stdin, the
+//! The legacy Gemini CLI backend: argv (`-m`, `-s`), the prompt always on stdin, the
 //! plain-text reply, and the quota fallback to the flash model.
 
 use std::ffi::OsStr;
@@ -10,7 +10,7 @@ use crate::backend::options::RunOptions;
 use crate::backend::prepare::Prepared;
 use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner, argument_too_long_text};
 
-/// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`, §3.3).
+/// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`).
 const NAME: &str = "gemini";
 const QUOTA_MARKER: &str = "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'";
 
@@ -23,7 +23,7 @@ pub fn list_models() -> Vec<(String, String)> {
 }
 
 /// The argv for one run: `-m <model>` (verbatim, not normalized) and `-s`. The prompt never goes
-/// on argv: a prompt may start with `-` or exceed the kernel's per-argument limit (D10).
+/// on argv: a prompt may start with `-` or exceed the kernel's per-argument limit.
 pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
     let mut args = Vec::new();
     if let Some(model) = model.filter(|m| !m.is_empty()) {
@@ -42,7 +42,8 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<String, String> {
     let model = options.model.as_deref();
-    // The model is the one piece of caller text on this backend's argv (D15).
+    // The model is the one piece of caller text on this backend's argv, so it is checked against
+    // the kernel's per-argument limit before spawning.
     if let Some(model) = model.filter(|model| model.len() > ARGV_TEXT_LIMIT) {
         return Err(argument_too_long_text(NAME, "model", model.len()));
     }
@@ -82,7 +83,7 @@ pub fn version(runner: &Runner<'_>, timeout: Duration) -> Result<String, Failure
     runner.execute_within(command(&["--version".to_string()], None), timeout)
 }
 
-/// §4.2 step 4: a diagnostic line when the CLI reports `RESOURCE_EXHAUSTED`.
+/// A diagnostic line when the CLI reports `RESOURCE_EXHAUSTED`.
 fn log_quota_error(message: &str, model: Option<&str>) {
     if !message.contains("RESOURCE_EXHAUSTED") {
         return;

@@ -1,4 +1,4 @@
-//! Backend selection and the model-run entry point (§3.1-§3.6): which CLI answers, the one-shot
+//! Backend selection and the model-run entry point: which CLI answers, the one-shot
 //! migration notice and its delivery, capability notices, and `run_with_backend`, which prepares the
 //! prompt in one place and hands it to the backend with the call's runner.
 
@@ -30,7 +30,7 @@ pub enum Backend {
     Gemini,
 }
 
-/// What a backend can honour (§3.1 table).
+/// What a backend can honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
     pub model_selection: bool,
@@ -104,8 +104,8 @@ impl Backends {
         Backends { choice: config.backend.clone(), notice: Mutex::default(), agy: Agy::new(config) }
     }
 
-    /// §3.1 and §3.2: the backend for a call and the pending migration notice, if any; `now` is
-    /// injectable for tests.
+    /// The backend for a call (`GEMINI_MCP_BACKEND`, else agy from 2026-06-18 on) and the pending
+    /// migration notice, if any; `now` is injectable for tests.
     pub fn select_at(&self, now: SystemTime) -> (Backend, Vec<String>) {
         let backend = self.active_at(now);
         if !matches!(self.choice.as_str(), "" | "agy" | "antigravity" | "gemini") {
@@ -150,7 +150,7 @@ impl Backends {
         }
     }
 
-    /// §3.6: prefixes `⚠️ <notice>` lines; emitting the pending migration notice spends it.
+    /// Prefixes `⚠️ <notice>` lines; emitting the pending migration notice spends it.
     pub fn with_notices(&self, notices: &[String], body: &str) -> String {
         if notices.is_empty() {
             return body.to_string();
@@ -166,7 +166,7 @@ impl Backends {
     }
 }
 
-/// Runs one prompt through the active backend (§3.5): capability notices, the prompt prepared for
+/// Runs one prompt through the active backend: capability notices, the prompt prepared for
 /// that backend, then its run with the call's runner.
 pub fn run_with_backend(
     backends: &Backends,
@@ -193,7 +193,7 @@ pub fn run_with_backend(
     Ok(Reply { text, notices, backend, conversation_id })
 }
 
-/// §3.5 step 2: notices for options the backend cannot honour, dropping those it ignores.
+/// Notices for options the backend cannot honour, dropping those it ignores.
 fn capability_notices(backend: Backend, options: &mut RunOptions) -> Vec<String> {
     let caps = backend.capabilities();
     let name = backend.name();

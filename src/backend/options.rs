@@ -1,4 +1,4 @@
-//! The run options the model tools hand to a backend (SPEC §3.4.3, §3.5): model, effort, schema,
+//! The run options the model tools hand to a backend: model, effort, schema,
 //! mode and the rest. Each backend honours what it can; `backend::run_with_backend` turns the rest
 //! into notices.
 
@@ -53,7 +53,7 @@ impl RunOptions {
         self.json_schema_arg().is_some()
     }
 
-    /// Whether the usage line is appended: only when asked for and never with a JSON schema (D10).
+    /// Whether the usage line is appended: only when asked for and never with a JSON schema.
     pub fn usage_line_wanted(&self) -> bool {
         self.include_usage && !self.prefer_structured()
     }

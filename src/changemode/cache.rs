@@ -6,7 +6,7 @@
 //! replacing (or being served) the first prompt's chunks; the same prompt always reuses its own
 //! live key.
 //!
-//! The cache is bounded three ways (D8, D15): entries live 10 minutes, at most 50 are kept, and
+//! The cache is bounded three ways: entries live 10 minutes, at most 50 are kept, and
 //! together they hold at most 256 MiB (each entry counted by `entry_bytes`); the oldest entries
 //! are evicted first. A reply too large to fit under the byte cap on its own is not cached.
 
@@ -23,7 +23,7 @@ pub const CACHE_TTL: Duration = Duration::from_secs(10 * 60);
 /// How many cached replies are kept at most; the oldest is evicted first.
 pub const MAX_CACHE_ENTRIES: usize = 50;
 
-/// How many bytes all cached replies hold together at most (D15); the oldest is evicted first.
+/// How many bytes all cached replies hold together at most; the oldest is evicted first.
 pub const MAX_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
 /// A monotonic clock: time elapsed since an arbitrary origin.
@@ -145,7 +145,7 @@ impl ChunkCache {
     /// The chunks stored under `key`, unless the key is malformed, unknown or expired.
     pub fn get(&self, key: &str) -> Option<Arc<Vec<Chunk>>> {
         if !is_valid_cache_key(key) {
-            // Part I D9: a string argument is logged by length only.
+            // A string argument is logged by length only.
             log::debug!(
                 "Rejected invalid cacheKey format: <{} chars>",
                 crate::redact::utf16_len(key)

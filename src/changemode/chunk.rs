@@ -23,7 +23,7 @@ pub struct Chunk {
 
 /// Groups edits by filename (first-appearance order) and packs the groups into chunks of at most
 /// `max` estimated characters; a file larger than `max` is split edit by edit. Linear in the
-/// number of edits, however many distinct files they name (D15).
+/// number of edits, however many distinct files they name.
 pub fn chunk_change_mode_edits(edits: Vec<Edit>, max: usize) -> Vec<Chunk> {
     if edits.is_empty() {
         return vec![Chunk {
@@ -88,7 +88,7 @@ pub fn edit_size(edit: &Edit) -> usize {
 }
 
 /// The edits grouped by filename, groups in the order their file first appears (a map finds an
-/// edit's group, D15).
+/// edit's group, so grouping stays linear).
 fn group_by_file(edits: Vec<Edit>) -> Vec<Vec<Edit>> {
     let mut groups: Vec<Vec<Edit>> = Vec::new();
     let mut group_of: HashMap<String, usize> = HashMap::new();
@@ -219,7 +219,7 @@ mod tests {
         );
     }
 
-    /// The chunker as SPEC §6.5 words it, with a linear search per edit: the oracle for the
+    /// The original's chunker, with a linear search per edit: the oracle for the
     /// linear implementation.
     fn reference_chunks(edits: Vec<Edit>, max: usize) -> Vec<Vec<Edit>> {
         let mut groups: Vec<Vec<Edit>> = Vec::new();

@@ -23,7 +23,8 @@ use crate::changemode::render::{
 };
 use crate::js;
 
-/// A `chunkIndex` argument after coercion (Part I D10, Q7).
+/// A `chunkIndex` argument after coercion: a numeric string counts as its number (`"2"` is chunk
+/// 2, not `"21"` in the continuation), and a non-integer is an invalid index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChunkIndex {
     /// Absent or falsy: `null`, `false`, `0`, `"0"`, `""`.
@@ -69,8 +70,8 @@ pub fn parse_chunk_index(value: &Value) -> ChunkIndex {
     }
 }
 
-/// `process_change_mode_output` of SPEC §6.6: renders a fresh reply (`raw`) or, when both
-/// `chunk_index` and `cache_key` are given, a cached chunk.
+/// Renders a fresh changeMode reply (`raw`) or, when both `chunk_index` and `cache_key` are given,
+/// a cached chunk.
 pub fn process_change_mode_output(
     cache: &ChunkCache,
     raw: &str,
@@ -138,7 +139,7 @@ pub fn process_change_mode_output(
     out
 }
 
-/// `gemini-ask` step 2 (the cached-chunk shortcut), for a call with `changeMode` set: the reply
+/// `gemini-ask`'s cached-chunk shortcut, for a call with `changeMode` set: the reply
 /// when `chunk_cache_key` is non-empty and `chunk_index` is given, else `None` (run the model).
 pub fn cached_chunk_reply(
     cache: &ChunkCache,
@@ -169,7 +170,7 @@ pub fn cached_chunk_reply(
 pub fn fetch_chunk(cache: &ChunkCache, cache_key: &str, chunk_index: &Value) -> String {
     let index = parse_chunk_index(chunk_index);
     let shown = shown_index(Some(chunk_index), &index);
-    // Part I D9: a string argument is logged by length only, unless it is a well-formed key.
+    // A string argument is logged by length only, unless it is a well-formed key.
     let logged_key = if is_valid_cache_key(cache_key) {
         cache_key.to_owned()
     } else {
@@ -243,7 +244,8 @@ fn ask_cache_miss_text(key: &str) -> String {
 }
 
 /// The cache-miss text of `gemini-fetch-chunk` (a space after the first sentence, two-space
-/// indents), kept verbatim (Q27).
+/// indents), kept verbatim from the original although its third reason names the file-based cache
+/// the original had.
 fn fetch_cache_miss_text(key: &str) -> String {
     // Line continuations would eat the indents, so each line break is written out.
     format!(
@@ -361,7 +363,7 @@ mod tests {
         check_index(json!(u64::MAX), invalid("18446744073709551615"));
     }
 
-    // Integration cases of the upstream changeMode pipeline suite (SPEC §11.3).
+    // Integration cases of the upstream changeMode pipeline suite.
 
     #[test]
     fn pipeline_single_edit() {
@@ -486,7 +488,7 @@ mod tests {
         assert!(fetch_chunk(&cache, &key, &json!(2.0)).contains("Chunk 2 of 2"));
     }
 
-    // The gemini-ask cached-chunk shortcut (SPEC §2.4.1 step 2).
+    // The gemini-ask cached-chunk shortcut (`chunkIndex` and `chunkCacheKey` without a model run).
 
     #[test]
     fn shortcut_rejects_a_malformed_key() {
@@ -538,7 +540,7 @@ mod tests {
 
     #[test]
     fn shortcut_string_index_is_coerced() {
-        // Q7: "2" selects chunk 2 and the continuation says 3, not "21".
+        // "2" selects chunk 2 and the continuation says 3, not "21".
         let cache = ChunkCache::new();
         let raw = reply_with_files(&["f1", "f2", "f3", "f4", "f5", "f6", "f7"], 6000);
         let key = key_in(&fresh(&cache, &raw, None, Some("p")));
@@ -583,7 +585,7 @@ mod tests {
         assert!(second.starts_with("[CHANGEMODE OUTPUT - Chunk 2 of 3]"));
     }
 
-    // Fresh results (SPEC §6.6 steps 2-8).
+    // Fresh results.
 
     #[test]
     fn fresh_summary_for_more_than_five_edits_in_one_chunk() {
@@ -635,7 +637,7 @@ mod tests {
         assert!(cache.get(&format!("{:08x}", 0x811c_9dc5u32)).is_none());
     }
 
-    /// D15: a reply larger than the cache's byte cap on its own is not cached, so chunk 1 comes
+    /// A reply larger than the cache's byte cap on its own is not cached, so chunk 1 comes
     /// without a continuation (as for a chunked reply without a prompt) and no key can miss.
     #[test]
     fn a_reply_too_large_for_the_cache_has_no_continuation() {
@@ -831,7 +833,7 @@ mod tests {
         (best_small, best_large)
     }
 
-    /// D15, issue 9 item 6: grouping by file and the summary were a linear search per edit, so a
+    /// Grouping by file and the summary were a linear search per edit, so a
     /// reply naming a new file in every edit took 1.87 s at 1 MB and 29.8 s at 4 MB. Four times
     /// the reply must now cost at most five times the time, in both formats. Timing on a shared
     /// machine is noisy, so a failing ratio is measured again (twice at most); a quadratic

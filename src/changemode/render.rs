@@ -102,7 +102,7 @@ pub fn summarize_change_mode_edits<'a>(
     partial_view: bool,
 ) -> String {
     // Files in first-appearance order with their counts; the map finds a file's row in constant
-    // time, so the summary stays linear in the number of edits (D15).
+    // time, so the summary stays linear in the number of edits.
     let mut files: Vec<(&str, usize)> = Vec::new();
     let mut row_of: HashMap<&str, usize> = HashMap::new();
     let mut total = 0;

@@ -1,6 +1,6 @@
 //! The Gemini CLI's own `@` grammar (Gemini CLI 0.61, `parseAllAtCommands`, `unescapePath` and
 //! `tryExtractPath` in its bundle), so that the gemini backend's jail checks the paths that CLI will
-//! read (SPEC D14, issue 12) rather than the `@\S+` tokens of SPEC §5.1.
+//! read, rather than splitting at whitespace (`@\S+`) as the agy backend's jail does.
 //!
 //! The CLI's regex is `(?<!\\)@(?:"[^"]*"|\\.|[^ \t\n\r,;!?()\[\]{}.]|\.(?!$|[ \t\n\r]))+`, global:
 //! an `@` not preceded by a backslash, then one or more pieces, each tried in this order: a

@@ -1,6 +1,7 @@
-//! Files and directories opened through descriptors (SPEC D14): directories beneath a trusted one
-//! without following any symlink, listings read from a descriptor, the non-blocking regular-file
-//! open that every read of the relay goes through, and the pieces of an atomic write.
+//! Files and directories opened through descriptors, so that a concurrent writer cannot swap a path
+//! for a symlink after the check: directories beneath a trusted one without following any symlink,
+//! listings read from a descriptor, the non-blocking regular-file open that every read of the relay
+//! goes through, and the pieces of an atomic write.
 //!
 //! Nothing here re-resolves a path string after a check: a directory is opened once, and every
 //! later name is looked up relative to its descriptor with `O_NOFOLLOW` (or with `openat2`'s

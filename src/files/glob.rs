@@ -1,4 +1,4 @@
-//! Glob tokens (SPEC §5.4): size bound, compilation and a backtracking-free matcher over root-relative paths.
+//! Glob tokens: size bound, compilation and a backtracking-free matcher over root-relative paths.
 //!
 //! The original compiles a glob into an anchored JavaScript regex. This module compiles it into the
 //! same language as a short list of pieces and simulates that list as a set of states, one input unit

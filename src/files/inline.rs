@@ -1,5 +1,4 @@
-//! Inlining one file into the prompt under the shared byte budget, and the drop footers (SPEC
-//! §5.5-5.6 with D14).
+//! Inlining one file into the prompt under the shared byte budget, and the drop footers.
 //!
 //! The budget counts every byte inlining adds to the prompt: each block whole (header, text,
 //! truncation line, trailer) and the footers, so that however many files or tokens match, the

@@ -1,4 +1,4 @@
-//! `@` file references (SPEC §5 with D14 and D15): the project-root jail and inlining of files into
+//! `@` file references: the project-root jail and inlining of files into
 //! the prompt.
 //!
 //! This is a security boundary: a prompt must never bring a file from outside the project root to
@@ -8,7 +8,7 @@
 //! for a symlink after the check cannot lead it outside. Symlinks inside the project are neither
 //! walked nor read: `@link` stays verbatim, and walks leave symlink entries out.
 //!
-//! Every cost is linear or O(n log n) in the prompt and the tree (D15): tokens are de-duplicated
+//! Every cost is linear or O(n log n) in the prompt and the tree: tokens are de-duplicated
 //! with sets, the project is walked at most once per prompt and every distinct glob matched
 //! against it in one pass, and a token met again after the budget closed costs one count.
 
@@ -35,11 +35,11 @@ use crate::files::inline::{Inliner, Outcome};
 /// The error text when inlining stops because the call was cancelled.
 pub const CANCELLED: &str = "cancelled while inlining @file references";
 
-/// The gemini backend's jail check (SPEC D14): reads the prompt's `@` references with the Gemini
+/// The gemini backend's jail check: reads the prompt's `@` references with the Gemini
 /// CLI's own grammar (quoted pieces, backslash escapes, its terminators) and checks every path the
 /// CLI may read for each, lexically and after resolving symlinks, against the project root `root`.
 ///
-/// `Err` carries the refusal text of SPEC §5.3, naming the reference as the user wrote it.
+/// `Err` carries the refusal text, naming the reference as the user wrote it.
 pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> {
     let project = Project::new(root);
     let mut checked_references = HashSet::new();
@@ -61,7 +61,7 @@ pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> 
     Ok(())
 }
 
-/// The jail check alone (SPEC §5.3), exactly as inlining runs it first; the fuzz targets compare
+/// The jail check alone, exactly as inlining runs it first; the fuzz targets compare
 /// the two.
 pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), String> {
     Project::new(root).assert_safe(prompt, &AtomicBool::new(false))
@@ -70,7 +70,7 @@ pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), Str
 /// Runs the jail check, then replaces each `@` token that starts the prompt or follows whitespace
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
 ///
-/// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text (SPEC §5.3), or
+/// Tokens that name nothing inlinable stay verbatim. `Err` carries a refusal text, or
 /// [`CANCELLED`] when `stop` was set before inlining finished.
 pub fn inline_file_references<'a>(
     prompt: &'a str,
@@ -158,7 +158,7 @@ impl Project {
         Project { root, real_root }
     }
 
-    /// SPEC §5.3 over every jail-check token, each distinct one checked once.
+    /// The jail check over every `@` token (also inside words), each distinct one checked once.
     fn assert_safe(&self, prompt: &str, stop: &AtomicBool) -> Result<(), String> {
         let mut checked = HashSet::new();
         for token in scan::jail_tokens(prompt) {
@@ -175,7 +175,8 @@ impl Project {
         Ok(())
     }
 
-    /// SPEC §5.3 steps 1-3 for one path.
+    /// The jail check for one path: lexically inside the root (no `~`), then, if it exists,
+    /// inside the canonical root once symlinks are resolved.
     fn check_path(&self, path: &str) -> Result<(), Refusal> {
         let resolved = resolve_lexically(&self.root, path.as_bytes());
         if path.starts_with('~') || !is_within(&resolved, &self.root) {
@@ -293,8 +294,8 @@ impl<'s> Expansion<'s> {
         self.glob_lists.insert(text, self.lists.len() - 1);
     }
 
-    /// SPEC §5.4 for one inline token: appends its replacement to `out` and returns true, or
-    /// returns false when the token stays verbatim.
+    /// Resolves one inline token (a glob, a directory or a file): appends its replacement to
+    /// `out` and returns true, or returns false when the token stays verbatim.
     fn expand(&mut self, reference: &str, out: &mut String) -> Result<bool, String> {
         if glob::is_glob(reference) {
             return self.expand_glob(reference, out);
@@ -499,7 +500,7 @@ mod tests {
     /// A stop flag that is never set.
     static GO: AtomicBool = AtomicBool::new(false);
 
-    /// The jail check of SPEC §5.3 on its own.
+    /// The jail check on its own.
     fn jail(prompt: &str, root: &Path) -> Result<(), String> {
         Project::new(root).assert_safe(prompt, &GO)
     }
@@ -843,7 +844,7 @@ mod tests {
 
     #[test]
     fn budget_counts_whole_blocks_and_closes_at_the_first_misfit() {
-        // D14 changes the original here: the block headers count, so eight 256 KiB files (exactly
+        // This differs from the original: the block headers count, so eight 256 KiB files (exactly
         // the 2 MiB of text) no longer fit; and the budget closes at the first file that does not
         // fit, so the ninth is omitted unread.
         let project = TempDir::new();
@@ -1057,7 +1058,7 @@ mod tests {
         let out = inline(&project, "@.");
         let elapsed = started.elapsed();
         eprintln!("inlining @. over 2,000 files of 1,536 bytes took {elapsed:?}");
-        // Each block costs its 1,536 bytes of text and 76 bytes of header and trailer (D14).
+        // Each block costs its 1,536 bytes of text and 76 bytes of header and trailer.
         assert_eq!(out.matches("----- BEGIN FILE: ").count(), 1_295);
         assert!(out.ends_with(
             "\n----- OMITTED: the 2097152 byte inline budget was reached; 705 file(s) not included: \
@@ -1068,8 +1069,8 @@ mod tests {
 
     #[test]
     fn symlinks_inside_the_project_are_never_followed() {
-        // D14: a symlink is not followed even when it points inside the project, so a reference
-        // through one stays verbatim and walks leave it out (SPEC §5.7's target labels are gone).
+        // A symlink is not followed even when it points inside the project, so a reference
+        // through one stays verbatim and walks leave it out (no label names a link's target).
         let project = TempDir::new();
         text(&project, "real/a.txt");
         project.link("alias.txt", &project.path().join("real/a.txt"));
@@ -1112,7 +1113,7 @@ mod tests {
 
     #[test]
     fn repeated_tokens_and_the_budget_bound_the_growth() {
-        // Issue 9 item 4: 2,000 empty files and `@**/*.txt` 1,000 times once took 388 MB.
+        // 2,000 empty files and `@**/*.txt` 1,000 times once took 388 MB.
         let project = TempDir::new();
         for n in 0..2_000 {
             project.file(&format!("d{:02}/f{n:04}.txt", n / 100), "");
@@ -1147,7 +1148,7 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn jail_holds_against_a_directory_swapped_for_a_symlink() {
-        // Issue 9 item 1: `proj/d` and `proj/dswap -> /outside/d` swap places in a loop while
+        // A race: `proj/d` and `proj/dswap -> /outside/d` swap places in a loop while
         // `@.`, `@d` and `@d/f.txt` are inlined; no outside byte may ever come through.
         let outside = TempDir::new();
         outside.file("d/f.txt", "OUTSIDE-BYTES");
@@ -1235,7 +1236,7 @@ mod tests {
 
     #[test]
     fn jail_check_is_near_linear_in_distinct_tokens() {
-        // Issue 9 item 7: 40,000 distinct tokens once took 3.6 s (a linear search per token).
+        // 40,000 distinct tokens once took 3.6 s (a linear search per token).
         let project = TempDir::new();
         let prompt = |n: usize| (0..n).map(|it| format!("@f{it}.txt ")).collect::<String>();
         let (small, large) = (prompt(10_000), prompt(40_000));
@@ -1249,7 +1250,7 @@ mod tests {
 
     #[test]
     fn globs_are_near_linear_in_distinct_patterns() {
-        // Issue 9 item 8: 1,600 glob tokens over 2,000 files once took 19 s (every token matched and
+        // 1,600 glob tokens over 2,000 files once took 19 s (every token matched and
         // inlined again).
         let project = TempDir::new();
         for n in 0..2_000 {

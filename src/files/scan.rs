@@ -1,6 +1,6 @@
 //! Hand-written scanners for `@` tokens: jail-check tokens anywhere, inline tokens after whitespace.
 //!
-//! Both scanners reproduce the JavaScript regexes of SPEC §5.1 (`@(\S+)` and `(?<=^|\s)@(\S+)`,
+//! Both scanners reproduce the original's JavaScript regexes (`@(\S+)` and `(?<=^|\s)@(\S+)`,
 //! global, non-overlapping, left to right) without a regex engine. They run in linear time.
 
 use crate::js;

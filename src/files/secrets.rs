@@ -1,4 +1,4 @@
-//! The secrets filter of directory walks (SPEC §5.7 with D14): names of files that hold
+//! The secrets filter of directory walks: names of files that hold
 //! credentials are never inlined through `@dir`, `@.` or a glob (a file named directly still is).
 
 /// Whether a file named `name`, directly inside a directory named `parent`, looks like it holds a

@@ -1,4 +1,4 @@
-//! The directory walk behind `@dir`, `@.` and globs (SPEC §5.7 with D14), through directory
+//! The directory walk behind `@dir`, `@.` and globs, through directory
 //! descriptors and without following symlinks.
 //!
 //! The walk is depth-first with entries sorted by name, skips `node_modules`, `.git` and `dist`,

@@ -58,7 +58,7 @@ struct CallWork {
 
 impl Server {
     /// `tools/call`: finds the tool, validates the arguments, and runs the call on its lane, or as a
-    /// task when the request declares the tasks extension (D13).
+    /// task when the request declares the tasks extension.
     pub(super) fn start_call(
         &mut self,
         id: RequestId,
@@ -119,7 +119,7 @@ impl Server {
         Some(progress)
     }
 
-    /// Answers a validated model call with a task at once and runs it like any call (D13).
+    /// Answers a validated model call with a task at once and runs it like any call.
     fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
         let call = Arc::new(Call::new(job.tool.name, Some(Progress::status(job.tool.name))));
         let seq = self.next_seq();
@@ -160,7 +160,7 @@ impl Server {
         self.next_seq
     }
 
-    /// `tasks/get`, `tasks/cancel` and `tasks/update` (D13), for requests that declare the
+    /// `tasks/get`, `tasks/cancel` and `tasks/update`, for requests that declare the
     /// extension.
     pub(super) fn task_request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
         if !tasks::declared(params) {

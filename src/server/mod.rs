@@ -31,11 +31,11 @@ use crate::stdio::{Blocked, Inbound, Outbound, Transport};
 use crate::tasks::Tasks;
 use crate::{logging, prompts};
 
-/// At most this many tool calls run at once (D5).
+/// At most this many tool calls run at once; more wait for a worker in arrival order.
 const MAX_WORKERS: usize = 64;
-/// How long a task outlives the call's deadline (D13).
+/// How long a task outlives the call's deadline (its `ttlMs` is the deadline plus this).
 const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
-/// How long shutdown may take in all, stdout blocked or not (D5).
+/// How long shutdown may take in all, stdout blocked or not.
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
 
 /// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
@@ -85,7 +85,7 @@ enum Event {
     Stop,
 }
 
-/// A request id that is still in flight: a duplicate is refused (D5).
+/// A request id that is still in flight: a duplicate is refused with `-32600`.
 enum Flight {
     /// A tool call running or waiting for a worker or for agy.
     Call { seq: u64, call: Arc<Call>, batch: Option<u64> },

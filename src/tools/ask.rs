@@ -1,4 +1,4 @@
-//! gemini-ask: one prompt to the active backend, with every option of §2.4.1, the cached-chunk
+//! gemini-ask: one prompt to the active backend, with every option of its schema, the cached-chunk
 //! shortcut and changeMode rendering, the `Gemini response:` prefix and the conversation id line.
 
 use serde_json::{Map, Value};
@@ -11,8 +11,8 @@ use crate::tools::{Lane, bool_arg, run_options, str_arg};
 
 const BLANK_PROMPT_ERROR: &str = "Please provide a prompt for analysis. Use @ syntax to include files (e.g., '@largefile.js explain what this does') or ask general questions";
 
-/// The cached-chunk shortcut (§2.4.1 step 2) answers from the chunk cache without a model run, so
-/// it is cheap; every other call runs the model.
+/// The cached-chunk shortcut (`chunkIndex` with `chunkCacheKey`) answers from the chunk cache
+/// without a model run, so it is cheap; every other call runs the model.
 pub fn lane(args: &Map<String, Value>) -> Lane {
     let shortcut = bool_arg(args, "changeMode")
         && str_arg(args, "chunkCacheKey").is_some_and(|key| !key.is_empty())

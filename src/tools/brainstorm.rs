@@ -29,11 +29,11 @@ pub const DEFAULT_METHODOLOGY: &str = "auto";
 /// The default number of ideas.
 pub const DEFAULT_IDEA_COUNT: u64 = 12;
 
-/// The failure text for a prompt that is blank after trimming (SPEC §2.4.6 step 1).
+/// The failure text for a prompt that is blank after trimming.
 pub const BLANK_PROMPT_ERROR: &str =
     "You must provide a valid brainstorming challenge or question to explore";
 
-/// Builds the brainstorm prompt (SPEC §2.4.6).
+/// Builds the brainstorm prompt.
 ///
 /// Empty `domain`, `constraints` and `existing_context` strings count as absent, as in the
 /// original, and leave an empty line where their line would be.
@@ -109,13 +109,12 @@ pub fn framework(methodology: &str, domain: Option<&str>) -> String {
     text.to_owned()
 }
 
-/// The progress text sent before the backend runs (SPEC §2.4.6 step 4).
+/// The progress text sent before the backend runs.
 pub fn progress_message(idea_count: u64, methodology: &str) -> String {
     format!("Generating {idea_count} ideas via {methodology} methodology...")
 }
 
-/// The debug log line (SPEC §2.4.6 step 3 and §8.4).
-/// The debug line of a brainstorm. The domain is the caller's text, so only its length shows (D9).
+/// The debug line of a brainstorm. The domain is the caller's text, so only its length shows.
 pub fn debug_line(methodology: &str, domain: Option<&str>) -> String {
     let domain = match non_empty(domain) {
         Some(domain) => format!("<{} chars>", crate::redact::utf16_len(domain)),

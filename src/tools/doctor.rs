@@ -1,9 +1,9 @@
 //! gemini-doctor texts: the report, its verdict, and the Login & Quota check built from `/usage`.
 //!
-//! Per SPEC D11 the original's `Node.js:` line is replaced by
+//! The original's `Node.js:` line is replaced by
 //! ``- Runtime: `gemini-relay <version> (<os>/<arch>)` ``, and the `OS:` line uses the
 //! `std::env::consts` names as they are, e.g. `linux (x86_64)` or `macos (aarch64)`, not Node's
-//! `linux (x64)`: Part I wins over §2.4.5's suggestion to map them to Node names.
+//! `linux (x64)`.
 
 use std::time::Duration;
 
@@ -64,7 +64,7 @@ pub fn backend_source(gemini_mcp_backend: Option<&str>) -> &'static str {
     }
 }
 
-/// Runs the Login & Quota selection rules (SPEC §2.4.5 step 4).
+/// Runs the Login & Quota check, or says why it was skipped.
 ///
 /// `run_usage` runs `agy -p /usage --output-format json` and returns its stdout or the error
 /// message; it is called only when the agy backend is active and agy was found.
@@ -89,7 +89,8 @@ pub fn login_and_quota(
     }
 }
 
-/// Turns `/usage` JSON output into the quota lines (SPEC §2.4.5 `format_usage_report`).
+/// Turns `/usage` JSON output into one line per quota bucket; the check fails when the output
+/// cannot be read, reports a bad status, or shows no quota left.
 pub fn format_usage_report(raw: &str) -> UsageCheck {
     let failed = |report: &str| UsageCheck { ok: false, report: report.to_owned() };
     let payload: Value = match serde_json::from_slice(raw.as_bytes()) {
@@ -188,7 +189,7 @@ pub fn verdict(facts: &DoctorFacts) -> (bool, String) {
     )
 }
 
-/// Renders the whole doctor report (SPEC §2.4.5 step 5 with D11's Runtime and OS lines).
+/// Renders the whole doctor report.
 pub fn render_doctor(facts: &DoctorFacts) -> String {
     let backend = &facts.backend;
     let is_agy = backend.name == "agy";

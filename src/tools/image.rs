@@ -3,9 +3,9 @@
 //!
 //! Two choices differ from the original on purpose. Markdown targets starting with `file://` lose
 //! exactly that prefix (case-insensitive), so `file:///home/u/a.png` becomes the absolute path
-//! `/home/u/a.png`; the original stripped `file:///` and broke such targets (SPEC Q15). The embed
-//! is a correct file URL, `file://` + the percent-encoded absolute path (SPEC D11). The
-//! Windows-only search for `C:\...` paths in the reply (step b) is not ported (SPEC D1).
+//! `/home/u/a.png`; the original stripped `file:///` and broke such targets. The embed
+//! is a correct file URL, `file://` + the percent-encoded absolute path. The original's
+//! Windows-only search for `C:\...` paths in the reply text is not ported.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -28,7 +28,7 @@ use crate::tools::str_arg;
 /// The aspect ratio used when the caller gives none.
 pub const DEFAULT_ASPECT_RATIO: &str = "1:1";
 
-/// The failure text for a prompt that is blank after trimming (SPEC §2.4.3 step 1).
+/// The failure text for a prompt that is blank after trimming.
 pub const BLANK_PROMPT_ERROR: &str =
     "Please provide a prompt describing the image you want to generate.";
 
@@ -63,7 +63,7 @@ pub fn image_prompt(prompt: &str, aspect_ratio: &str, size: Option<&str>) -> Str
     out
 }
 
-/// The progress text sent before the backend runs (SPEC §2.4.3 step 4).
+/// The progress text sent before the backend runs.
 pub fn progress_message(aspect_ratio: &str) -> String {
     format!("\u{1F3A8} Generating image with aspect ratio {aspect_ratio}...")
 }
@@ -120,11 +120,11 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// Copies the image to `output_path` (trimmed, resolved against `cwd`) and returns the
 /// cwd-relative destination; the new image path is `cwd.join(<returned path>)`.
 ///
-/// The check is lexical, like Node's `path.relative`: a relative path starting with `..`
-/// (including a name like `..foo`, SPEC Q16) escapes and is refused. An absolute `output_path`
+/// The check is lexical, like Node's `path.relative`: a relative path starting with `..` (including
+/// a name like `..foo`, as in the original) escapes and is refused. An absolute `output_path`
 /// inside `cwd` is accepted. `cwd` must be absolute.
 ///
-/// The write never follows a symlink (SPEC D14): the directories on the way are opened one by one
+/// The write never follows a symlink: the directories on the way are opened one by one
 /// beneath `cwd` with `O_NOFOLLOW` (and created when missing), an existing destination that is
 /// not a regular file (a symlink, a FIFO, a directory) is refused without being opened, and the
 /// image goes to a new temporary file in the target directory that is then renamed over the
@@ -144,7 +144,7 @@ pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<Pat
     Ok(relative)
 }
 
-/// Renders the result text (SPEC §2.4.3 step 8 with D11's file URL); notices come on top later.
+/// Renders the result text, with a correct `file://` URL in the embed; notices come on top later.
 pub fn render_image_result(report: &ImageReport) -> String {
     let mut out = String::from("### \u{1F3A8} Gemini Image Generation Completed\n\n");
     out.push_str(&format!("- **Prompt:** \"{}\"\n", js::trim(report.prompt)));

@@ -23,7 +23,7 @@ use crate::{changemode, redact};
 /// Where a call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
-    /// On the event loop at once: cheap tools that never wait for a worker (D5).
+    /// On the event loop at once: cheap tools that never wait for a worker.
     Inline,
     /// On the worker pool.
     Worker,

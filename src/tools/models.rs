@@ -3,7 +3,7 @@
 use crate::backend::{Backend, gemini};
 use crate::call::Ctx;
 
-/// What the report needs to know about the active backend (SPEC §3.1 capability flags).
+/// What the report needs to know about the active backend: its name and capability flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackendInfo<'a> {
     /// The backend's name, e.g. `agy` or `gemini`; shown upper-cased.
@@ -15,7 +15,7 @@ pub struct BackendInfo<'a> {
     pub sandbox_isolates: bool,
 }
 
-/// Renders the gemini-models text (SPEC §2.4.4).
+/// Renders the gemini-models text.
 ///
 /// `models` holds `(id, label)` pairs; an empty slice falls back to the fixed six-line list.
 /// `notices` are shown in a **Backend Notices** section when there are any.

@@ -7,14 +7,14 @@ use crate::call::Ctx;
 use crate::js;
 use crate::tools::{run_options, str_arg};
 
-/// The progress text sent before the backend runs (SPEC §2.4.2 step 3).
+/// The progress text sent before the backend runs.
 pub const PLAN_PROGRESS: &str =
     "🧠 Gemini is formulating deep architectural plan with high reasoning effort...";
 
-/// The failure text for a task that is blank after trimming (SPEC §2.4.2 step 1).
+/// The failure text for a task that is blank after trimming.
 pub const BLANK_TASK_ERROR: &str = "Please provide a task or goal to plan.";
 
-/// The five numbered instruction lines; the spec lets their wording vary, not their number.
+/// The five numbered instruction lines; their wording may change, their number may not.
 const INSTRUCTIONS: [&str; 5] = [
     "1. Start with a thorough analysis of the architecture and the requirements the task implies.",
     "2. Split the solution into ordered, discrete implementation phases.",
@@ -23,7 +23,7 @@ const INSTRUCTIONS: [&str; 5] = [
     "5. Where precision matters, give code signatures, schema sketches or pseudocode.",
 ];
 
-/// The closing line; the spec requires it to end with a colon.
+/// The closing line; it must end with a colon.
 const CLOSING: &str = "Write the comprehensive implementation plan now:";
 
 /// Builds the planning prompt from the task and optional context, trimming both.
@@ -48,7 +48,7 @@ pub fn planning_prompt(task: &str, context: Option<&str>) -> String {
     prompt
 }
 
-/// Returns the model to plan with: the caller's choice when non-empty, else the pinned model (SPEC §2.4.2 step 4).
+/// Returns the model to plan with: the caller's choice when non-empty, else the pinned model.
 pub fn plan_model(model: Option<&str>) -> &str {
     match model {
         Some(model) if !model.is_empty() => model,

@@ -1,5 +1,5 @@
-//! The agy argument vector and stdin payload (SPEC §3.4.3, §3.4.4, D10) and the PTY-recovery helpers
-//! (§3.4.10).
+//! The agy argument vector, the `--print-timeout` value and the stdin payload, and the
+//! PTY-recovery helpers.
 
 use std::io::{self, Write};
 
@@ -37,7 +37,9 @@ pub fn is_slash_command(final_prompt: &str, allow_slash_commands: bool) -> bool 
     allow_slash_commands && js::trim_start(final_prompt).starts_with('/')
 }
 
-/// The option flags 1-10 of SPEC §3.4.3, each only when set and advertised, in that order.
+/// The option flags, each only when set and advertised, in this fixed order: `--model`,
+/// `--effort`, `--json-schema`, `--mode`, `--add-dir`s, `--agent`, `--disable-slash-commands`,
+/// `--conversation`, `--sandbox`, `--dangerously-skip-permissions`.
 pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
     let mut args = Vec::new();
     let mut push = |flag: &str, value: Option<String>| {
@@ -79,10 +81,11 @@ pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
     args
 }
 
-/// The full argv (flags 1-13) and stdin for one run.
+/// The full argv (the option flags, then the delivery and output flags, `--print-timeout`, and
+/// `-p <prompt>` on the argv path) and stdin for one run.
 ///
 /// Every argv element that carries caller text is checked against the kernel's limit before
-/// anything is spawned (D15): `Err` is D10's text for a prompt on the argv path, or
+/// anything is spawned: `Err` is the prompt-too-long text for a prompt on the argv path, or
 /// `argument_too_long_text` for an option value (`--json-schema` goes on argv on both paths).
 pub fn invocation(
     final_prompt: String,
@@ -120,11 +123,11 @@ pub fn invocation(
     Ok(AgyInvocation { args, stdin: None, via_stdin })
 }
 
-/// D10's check for a prompt on the argv path. `<n>` counts what the kernel counts against
-/// `ARGV_ELEMENT_LIMIT`, the limit the text names: the element (the prompt after its space
-/// prefix, if any) and its terminating NUL. So the text appears exactly when `<n>` exceeds the
-/// limit it states: a 131,072-byte prompt is reported as 131,073 bytes, and a 131,071-byte prompt
-/// that starts with `-` as 131,073 bytes too.
+/// The length check for a prompt on the argv path (agy builds without stream-json input). `<n>`
+/// counts what the kernel counts against `ARGV_ELEMENT_LIMIT`, the limit the text names: the
+/// element (the prompt after its space prefix, if any) and its terminating NUL. So the text appears
+/// exactly when `<n>` exceeds the limit it states: a 131,072-byte prompt is reported as 131,073
+/// bytes, and a 131,071-byte prompt that starts with `-` as 131,073 bytes too.
 fn check_prompt_length(final_prompt: &str) -> Result<(), String> {
     let n = dash_prefix(final_prompt).len() + final_prompt.len() + 1;
     if n <= ARGV_ELEMENT_LIMIT {
@@ -137,7 +140,7 @@ fn check_prompt_length(final_prompt: &str) -> Result<(), String> {
 }
 
 /// The prefix that keeps a prompt on argv from being read as a flag: one space when it starts
-/// with `-` (D10).
+/// with `-`.
 fn dash_prefix(prompt: &str) -> &'static str {
     if prompt.starts_with('-') { " " } else { "" }
 }
@@ -495,7 +498,7 @@ mod tests {
         assert_eq!(line["message"]["content"], "--version");
     }
 
-    /// The D10 text for a prompt of `n` bytes as the kernel counts it.
+    /// The prompt-too-long text for a prompt of `n` bytes as the kernel counts it.
     fn prompt_too_long(n: usize) -> String {
         format!(
             "The prompt is {n} bytes, but this agy build only accepts prompts on the command line \

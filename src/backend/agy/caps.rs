@@ -2,7 +2,8 @@
 
 use crate::js;
 
-/// One flag per row of SPEC §3.4.1; a flag is sent only when its capability is true.
+/// What `agy --help` advertises, one field per optional flag; a flag is sent only when its
+/// capability is true.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AgyCaps {
     pub output_format_json: bool,

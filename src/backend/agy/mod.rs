@@ -21,11 +21,11 @@ pub struct Agy {
     /// `AGY_CLI_PATH`, when set.
     configured: Option<PathBuf>,
     home: Option<PathBuf>,
-    /// Resolved on first use (§3.3).
+    /// Resolved on first use.
     program: OnceLock<PathBuf>,
-    /// Probed by the first agy run (§3.4.1).
+    /// Probed by the first agy run, then kept for the process.
     caps: OnceLock<AgyCaps>,
-    /// The `--print-timeout` value (§3.4.4).
+    /// The `--print-timeout` value: `AGY_PRINT_TIMEOUT`, else derived to stay under the deadline.
     print_timeout: String,
     /// `AGY_MCP_PTY`.
     pty: bool,
@@ -46,8 +46,8 @@ impl Agy {
         }
     }
 
-    /// §3.3 (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else `agy` on
-    /// PATH. Resolved once per process.
+    /// The agy binary (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else
+    /// `agy` on PATH. Resolved once per process.
     pub fn program(&self) -> &Path {
         self.program.get_or_init(|| {
             if let Some(path) = &self.configured {

@@ -1,5 +1,5 @@
 //! Reading what agy printed: the result object, its error, conversation id and notices, the reply text
-//! with the usage line (SPEC §3.4.5), `script` output cleanup (§3.4.10) and the model list (§3.4.9).
+//! with the usage line, `script` output cleanup (PTY recovery) and the model list.
 
 use serde_json::Value;
 
@@ -59,11 +59,13 @@ pub fn agy_result_notices(result: &Value) -> Vec<String> {
     notices
 }
 
-/// The reply text of agy's JSON output (one document, or JSON lines), per SPEC §3.4.5.
+/// The reply text of agy's JSON output (one document, or JSON lines): structured output when
+/// preferred, else transcript-shaped replies, else the first conventional text field of each
+/// object.
 ///
 /// `include_usage` appends the `📊 [Tokens: …]` line to transcript and conventional replies; the
 /// structured output chosen by `prefer_structured` never carries it. Callers pass
-/// `RunOptions::usage_line_wanted()`, which is false whenever a schema was given (D10).
+/// `RunOptions::usage_line_wanted()`, which is false whenever a schema was given.
 pub fn parse_agy_json_response(
     text: &str,
     prefer_structured: bool,
@@ -84,7 +86,8 @@ pub fn parse_agy_json_response(
     reply_from_values(parsed, prefer_structured, include_usage)
 }
 
-/// `parse_agy_json_response` from already parsed candidates (steps 3-7).
+/// `parse_agy_json_response` from already parsed candidates (a top-level array contributes its
+/// elements).
 fn reply_from_values(
     parsed: Vec<Value>,
     prefer_structured: bool,
@@ -133,12 +136,12 @@ fn reply_from_values(
     Some(format!("{joined}{usage}"))
 }
 
-/// `parse_agy_json_response` with the flags derived from the call's options (D10 included).
+/// `parse_agy_json_response` with the flags derived from the call's options.
 pub fn parse_reply(text: &str, opts: &RunOptions) -> Option<String> {
     parse_agy_json_response(text, opts.prefer_structured(), opts.usage_line_wanted())
 }
 
-/// The direct reply of a successful run (SPEC §3.4.6 step 8): the parsed stream-json result, the
+/// The direct reply of a successful run, before any recovery: the parsed stream-json result, the
 /// parsed `json` output, or the trimmed raw stdout when agy was not asked for JSON.
 /// `result` is `agy_result(stdout, via_stdin)`, which the ladder has already parsed.
 pub fn direct_reply(
@@ -208,7 +211,7 @@ pub fn fallback_models() -> Vec<(String, String)> {
 }
 
 /// The model list from a `models` run (its stdout, or the run's error message), falling back to
-/// `fallback_models` with the §8.4 warning on any failure.
+/// `fallback_models` with a warning on any failure.
 pub fn models_or_fallback(run: Result<&str, &str>) -> Vec<(String, String)> {
     match run.map_err(String::from).and_then(parse_models) {
         Ok(models) => models,

@@ -1,4 +1,4 @@
-//! The agy run ladder (§3.4.6) and agy's other invocations (§3.4.9): the capability probe, the
+//! The agy run ladder and agy's other invocations: the capability probe, the
 //! queued run with its recovery steps, and the unqueued `models`, `--help`, `--version` and
 //! `/usage` calls. Everything spawns through the call's runner.
 
@@ -16,9 +16,9 @@ use crate::queue::Turn;
 
 /// The command's logical name in messages and logs.
 const NAME: &str = "agy";
-/// The capability probe's bound (§3.4.1).
+/// The capability probe's bound: on expiry the text read so far is parsed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
-/// The PTY recovery's own cap (§3.4.10).
+/// The PTY recovery's own cap, independent of the call's deadline.
 const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Agy {
@@ -127,7 +127,7 @@ impl Agy {
         Command { name: NAME, program: self.program().as_os_str(), args, stdin }
     }
 
-    /// §3.4.10: rerun under `script` so agy sees a terminal; opt-in, argv path only, its own
+    /// PTY recovery: rerun under `script` so agy sees a terminal; opt-in, argv path only, its own
     /// 10-minute cap, not cancellable by `gemini-cancel`, not logged as a command execution.
     fn pty_recovery(
         &self,

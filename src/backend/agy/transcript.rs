@@ -1,5 +1,5 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
-//! replies (SPEC §3.4.8) and the conversation listing with its table (§7.2, §2.4.8).
+//! replies and the conversation listing with its table (`gemini-conversations`).
 
 use std::collections::HashMap;
 use std::fs;
@@ -79,8 +79,8 @@ impl Store {
         newest.map(|(_, id)| id)
     }
 
-    /// The conversation the ladder recovers from (SPEC §3.4.6 step 10): the explicit id, else the
-    /// cwd's last conversation, else the newest one, each only if written since `start`.
+    /// The conversation the ladder recovers from when print mode gave no reply: the explicit id,
+    /// else the cwd's last conversation, else the newest one, each only if written since `start`.
     pub fn recovery_id(
         &self,
         explicit: Option<&str>,
@@ -257,7 +257,7 @@ pub fn render_conversations(rows: &[ConversationRow]) -> String {
 }
 
 /// The whole file at `path`, read only if it is a regular file (opened without blocking, so a
-/// FIFO in agy's store cannot hang the relay; SPEC D14).
+/// FIFO in agy's store cannot hang the relay).
 fn read_file(path: &Path) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     fd::open_regular(path)?.read_to_end(&mut bytes)?;
