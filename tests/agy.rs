@@ -1,5 +1,5 @@
-//! The agy backend end to end against `fixtures/fake-agy`: the Appendix B wire examples, the argv
-//! table of §3.4.3, the run ladder's branches, the queue, and the model tools.
+//! The agy backend end to end against `fixtures/fake-agy`: worked wire examples (the `b*_`
+//! tests), the argv each tool sends, the run ladder's branches, the queue, and the model tools.
 
 use std::fs;
 use std::time::{Duration, Instant, SystemTime};
@@ -830,7 +830,7 @@ fn pty_recovery_reruns_an_old_build_under_a_terminal() {
     assert_eq!(
         (text.as_str(), is_error),
         ("Gemini response:\nanswered on a tty", false),
-        "the recovered reply carries no conversation id (§3.4.6 takes it from the print-mode result)"
+        "the recovered reply carries no conversation id (only the print-mode result reports one)"
     );
     assert_eq!(fakes.prompt_runs().len(), 2, "the print-mode run, then the rerun under script");
     let mut relay = setup().spawn();
@@ -838,16 +838,16 @@ fn pty_recovery_reruns_an_old_build_under_a_terminal() {
     assert!(is_error && text.contains("agy produced no output for"), "without AGY_MCP_PTY: {text}");
 }
 
-/// The D10 error as `gemini-ask` reports it, for a prompt of `n` bytes as the kernel counts them.
+/// The prompt-too-long error as `gemini-ask` reports it, for a prompt of `n` bytes as the kernel counts them.
 fn prompt_too_long(n: usize) -> String {
     format!(
         "Error executing gemini-ask: The prompt is {n} bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
     )
 }
 
-/// D15, issue 9 item 11: one argv element holds at most 131,071 bytes of text plus its NUL, the
+/// One argv element holds at most 131,071 bytes of text plus its NUL, the
 /// space before a leading `-` included. Both prompts that hit `E2BIG` ("Argument list too long
-/// (os error 7)") get the D10 text before anything is spawned, and the largest prompts that fit
+/// (os error 7)") get the prompt-too-long text before anything is spawned, and the largest prompts that fit
 /// run.
 #[test]
 fn argv_prompts_are_limited_exactly_at_the_kernels_limit() {
@@ -880,7 +880,7 @@ fn argv_prompts_are_limited_exactly_at_the_kernels_limit() {
     assert_eq!(fakes.prompt_runs().len(), 2);
 }
 
-/// D15, issue 9 item 11: `--json-schema` carries caller text on argv whatever the prompt's path;
+/// `--json-schema` carries caller text on argv whatever the prompt's path;
 /// a 300 KB schema is refused with a clear text instead of `E2BIG`, before anything is spawned.
 #[test]
 fn a_300_kb_json_schema_is_refused_before_spawning() {

@@ -181,8 +181,8 @@ fn change_mode_on_the_gemini_backend() {
     );
 }
 
-/// Issue 9 item 6: grouping by file and the summary go through a map now; through the binary, a
-/// reply that interleaves files and names many distinct ones keeps SPEC §6's order: each file's
+/// Grouping by file and the summary go through a map now; through the binary, a reply that
+/// interleaves files and names many distinct ones keeps the original's order: each file's
 /// edits together, files in first-appearance order, in the blocks and in the summary.
 #[test]
 fn interleaved_and_distinct_files_keep_first_appearance_order() {

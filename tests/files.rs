@@ -1,4 +1,4 @@
-//! `@` references and files against a hostile project (SPEC D14, issues 9 and 12): the gemini
+//! `@` references and files against a hostile project: the gemini
 //! backend's jail reads references with the Gemini CLI's grammar, inlining on agy skips FIFOs and
 //! secrets and stays within its budget, and gemini-image's outputPath never writes through a
 //! symlink or blocks on a FIFO.
@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use crate::util::{Fakes, Relay, Setup, TempDir};
 
-/// The inline budget of SPEC §5.5: inlining adds at most this many bytes to a prompt (D14).
+/// The inline budget: inlining adds at most this many bytes to a prompt, headers and footers
+/// included.
 const BUDGET: usize = 2_097_152;
 
 fn gemini(fakes: &Fakes) -> Setup {
@@ -40,7 +41,8 @@ fn last_agy_prompt(fakes: &Fakes) -> String {
 
 #[test]
 fn gemini_backend_refuses_references_that_escape_through_the_cli_grammar() {
-    // Issue 12's table: the relay split `@\S+`, the Gemini CLI reads quotes and escapes.
+    // These references once escaped the jail: the relay split at whitespace (`@\S+`) while the
+    // Gemini CLI reads quotes and escapes.
     let fakes = Fakes::new();
     let parent = TempDir::new("parent");
     parent.write("secret.txt", "TOP-SECRET");
@@ -112,7 +114,7 @@ fn agy_inlining_skips_fifos_and_secrets_without_blocking() {
 
 #[test]
 fn agy_inlining_never_grows_a_prompt_past_the_budget() {
-    // Issue 9 item 4: 2,000 empty files and `@**/*.txt` 1,000 times took the relay to 388 MB.
+    // 2,000 empty files and `@**/*.txt` 1,000 times took the relay to 388 MB.
     let fakes = Fakes::new();
     let project = TempDir::new("proj");
     for n in 0..2_000 {

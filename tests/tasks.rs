@@ -1,4 +1,4 @@
-//! The MCP tasks extension (D13) through the real binary: a modern `tools/call` that declares the
+//! The MCP tasks extension through the real binary: a modern `tools/call` that declares the
 //! extension is answered with a task at once, then polled, cancelled, or left to finish; requests
 //! that do not declare it are served as before.
 

@@ -70,7 +70,7 @@ fn check_message(value: Value) {
     check_one(value);
 }
 
-/// The id a request is answered with (D7: a string or an integer; `-0` is the integer 0).
+/// The id a request is answered with: a string or an integer (`-0` is the integer 0).
 fn echoed_id(raw: &Value) -> Option<Value> {
     match raw {
         Value::String(_) => Some(raw.clone()),
