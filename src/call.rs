@@ -1,15 +1,14 @@
-//! What a tool call can reach: the services shared by every call, and the call's own state (its
-//! progress, its abort flag and its agy queue turn). Tools see this, never JSON-RPC ids.
+//! What a tool call can reach: the services shared by every call, and the call's own state (the
+//! backend decided for it, its progress and its abort flag). Tools see this, never JSON-RPC ids.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
-use crate::backend::Backends;
+use crate::backend::{self, Backend, Backends, Reply, Request};
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{Limits, OnStdout, Runner, Runs};
 use crate::progress::Progress;
-use crate::queue::Turn;
 
 /// Shared by every call for the life of the process.
 pub struct Services {
@@ -22,10 +21,10 @@ pub struct Services {
 /// One tool call in flight.
 pub struct Call {
     pub tool: &'static str,
+    /// The backend that answers this call, decided once when the call was accepted.
+    pub backend: Backend,
     progress: Option<Arc<Progress>>,
     aborted: AtomicBool,
-    /// The agy queue's turn, handed over when the call's turn came (model tools on agy only).
-    turn: Mutex<Option<Turn>>,
 }
 
 /// A tool's view of the world: the services and its own call.
@@ -46,8 +45,8 @@ impl Services {
 }
 
 impl Call {
-    pub fn new(tool: &'static str, progress: Option<Arc<Progress>>) -> Call {
-        Call { tool, progress, aborted: AtomicBool::new(false), turn: Mutex::new(None) }
+    pub fn new(tool: &'static str, backend: Backend, progress: Option<Arc<Progress>>) -> Call {
+        Call { tool, backend, progress, aborted: AtomicBool::new(false) }
     }
 
     pub fn progress(&self) -> Option<&Arc<Progress>> {
@@ -66,11 +65,6 @@ impl Call {
     pub fn is_aborted(&self) -> bool {
         self.aborted.load(Ordering::SeqCst)
     }
-
-    /// Hands the call its agy queue turn (before it runs).
-    pub fn give_turn(&self, turn: Turn) {
-        *self.turn.lock().unwrap_or_else(|e| e.into_inner()) = Some(turn);
-    }
 }
 
 impl Ctx<'_> {
@@ -82,9 +76,14 @@ impl Ctx<'_> {
         Runner::new(&self.services.runs, &self.call.aborted, self.stdout_sink(), limits)
     }
 
-    /// Takes the call's agy queue turn for its model run.
-    pub fn take_turn(&self) -> Option<Turn> {
-        self.call.turn.lock().unwrap_or_else(|e| e.into_inner()).take()
+    /// Runs one prompt through the call's backend with the call's runner.
+    pub fn run_model(&self, request: Request) -> Result<Reply, String> {
+        backend::run_with_backend(
+            &self.services.backends,
+            self.call.backend,
+            &self.runner(),
+            request,
+        )
     }
 
     /// Reports a message of the tool's own for the keepalive preview.

@@ -74,7 +74,7 @@ fn start(config: Config) -> io::Result<()> {
 fn doctor() -> u8 {
     logging::init();
     let services = Services::new(Config::from_process_env());
-    let call = Call::new("gemini-doctor", None);
+    let call = Call::new("gemini-doctor", services.backends.active(), None);
     let (ready, report) = tools::doctor::run(&Ctx { services: &services, call: &call });
     write_stdout(&format!("{report}\n"));
     if ready { 0 } else { 1 }

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
@@ -100,10 +101,10 @@ pub struct Runner<'a> {
 pub enum Ending {
     Exited,
     TimedOut,
-    /// Stopped by `gemini-cancel`.
-    Cancelled,
-    /// Stopped because the request was cancelled by the client or the server is shutting down.
-    Aborted,
+    /// Stopped by the `gemini-cancel` tool.
+    StoppedByCancelTool,
+    /// Stopped by its own call: the client cancelled it, or the server is shutting down.
+    StoppedByCaller,
     /// Stopped because stdout or stderr passed the output cap.
     Overflow,
 }
@@ -117,24 +118,45 @@ pub struct Finished {
     pub stderr: Vec<u8>,
 }
 
-/// A failure of the common executor, carrying the text the caller sees.
+/// A failure of the common executor: what went wrong, with the facts its text is made of. Its
+/// `Display` is the text the caller sees. `name` is the logical command (`agy`, `gemini`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// The binary was not found; the multi-line ENOENT text.
-    NotFound(String),
-    Spawn(String),
-    TimedOut(String),
-    Cancelled(String),
-    Aborted(String),
-    Overflow(String),
-    /// Non-zero exit (or killed by a signal); carries the raw stdout for agy's JSON verdict.
+    /// The binary was not found.
+    NotFound {
+        name: String,
+    },
+    /// The child could not be started for another reason (the OS error's text).
+    Spawn {
+        error: String,
+    },
+    TimedOut {
+        name: String,
+        after: Duration,
+    },
+    /// Stopped by the `gemini-cancel` tool.
+    StoppedByCancelTool {
+        name: String,
+    },
+    /// Stopped by its own call (cancelled by the client, or shutdown), or never started for it.
+    StoppedByCaller {
+        name: String,
+    },
+    /// Stopped because its output passed `limit` bytes.
+    Overflow {
+        name: String,
+        limit: usize,
+    },
+    /// Non-zero exit (or killed by a signal); the raw stdout also feeds agy's JSON verdict.
     Exit {
-        message: String,
         code: Option<i32>,
         stdout: String,
+        stderr: String,
     },
-    /// Exit 0 with nothing on stdout but text on stderr.
-    StderrOnly(String),
+    /// Exit 0 with nothing on stdout but this (trimmed) text on stderr.
+    StderrOnly {
+        stderr: String,
+    },
 }
 
 /// Every child that is running, for `gemini-cancel` and for shutdown.
@@ -190,22 +212,41 @@ struct Guard<'a> {
 }
 
 impl Failure {
-    pub fn message(&self) -> &str {
-        match self {
-            Failure::NotFound(m)
-            | Failure::Spawn(m)
-            | Failure::TimedOut(m)
-            | Failure::Cancelled(m)
-            | Failure::Aborted(m)
-            | Failure::Overflow(m)
-            | Failure::StderrOnly(m) => m,
-            Failure::Exit { message, .. } => message,
-        }
-    }
-
-    /// Timeouts and cancellation end a call: no recovery runs after them.
+    /// Timeouts and cancellations end a call: no recovery runs after them.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Failure::TimedOut(_) | Failure::Cancelled(_) | Failure::Aborted(_))
+        matches!(
+            self,
+            Failure::TimedOut { .. }
+                | Failure::StoppedByCancelTool { .. }
+                | Failure::StoppedByCaller { .. }
+        )
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::NotFound { name } => f.write_str(&not_found_message(name)),
+            Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
+            Failure::TimedOut { name, after } => {
+                let secs = js::number((after.as_millis() as f64 / 1000.0).round());
+                write!(f, "{name} timed out after {secs}s")
+            }
+            Failure::StoppedByCancelTool { name } => {
+                write!(f, "{name} was cancelled by gemini-cancel")
+            }
+            Failure::StoppedByCaller { name } => write!(f, "{name} was cancelled"),
+            Failure::Overflow { name, limit } => {
+                write!(f, "{name} produced more than {limit} bytes of output; stopped it.")
+            }
+            Failure::Exit { code, stdout, stderr } => {
+                let shown = code.map_or("null".to_string(), |c| c.to_string());
+                let detail = [stderr.trim(), stdout.trim()].into_iter().find(|s| !s.is_empty());
+                let detail = detail.unwrap_or("Unknown error");
+                write!(f, "Command failed with exit code {shown}: {detail}")
+            }
+            Failure::StderrOnly { stderr } => f.write_str(stderr),
+        }
     }
 }
 
@@ -320,7 +361,7 @@ impl<'a> Runner<'a> {
     ) -> Result<String, Failure> {
         let name = command.name.to_string();
         let finished = self.run(command, timeout, Kind::Call)?;
-        outcome(&name, timeout, self.limits.max_output, finished)
+        outcome(name, Limits { timeout, ..self.limits }, finished)
     }
 
     /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
@@ -355,18 +396,22 @@ impl<'a> Runner<'a> {
         if command.stdin.is_some() {
             cmd.stdin(Stdio::piped());
         }
+        let stopped = || Failure::StoppedByCaller { name: command.name.to_string() };
         let (mut child, guard, cancelled) = {
-            let Some(_pass) = self.runs.gate.enter() else {
-                return Err(Failure::Aborted(format!("{} was cancelled", command.name)));
-            };
+            let Some(_pass) = self.runs.gate.enter() else { return Err(stopped()) };
+            // A call cancelled before its child starts never starts it (and never writes its
+            // prompt). Probes are exempt: their answer is kept for the whole process.
+            if kind != Kind::Probe && self.abort.load(Ordering::SeqCst) {
+                return Err(stopped());
+            }
             let child = match cmd.spawn() {
                 Ok(child) => child,
                 Err(err) => {
                     log::error!("Process error: {err}");
                     if err.kind() == io::ErrorKind::NotFound {
-                        return Err(Failure::NotFound(not_found_message(command.name)));
+                        return Err(Failure::NotFound { name: command.name.to_string() });
                     }
-                    return Err(Failure::Spawn(format!("Failed to spawn command: {err}")));
+                    return Err(Failure::Spawn { error: err.to_string() });
                 }
             };
             let pgid = child.id() as i32;
@@ -431,28 +476,20 @@ fn command(program: &OsStr, args: &[String]) -> std::process::Command {
     cmd
 }
 
-/// Turns a finished run into the trimmed stdout or the failure text the caller sees.
-fn outcome(
-    name: &str,
-    timeout: Duration,
-    max_output: usize,
-    finished: Finished,
-) -> Result<String, Failure> {
+/// Turns a finished run of the command `name` under `limits` into its trimmed stdout or its
+/// failure.
+fn outcome(name: String, limits: Limits, finished: Finished) -> Result<String, Failure> {
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
-            let secs = js::number((timeout.as_millis() as f64 / 1000.0).round());
-            log::error!("{name} timed out after {secs}s; killing it.");
-            return Err(Failure::TimedOut(format!("{name} timed out after {secs}s")));
+            let failure = Failure::TimedOut { name, after: limits.timeout };
+            log::error!("{failure}; killing it.");
+            return Err(failure);
         }
-        Ending::Cancelled => {
-            return Err(Failure::Cancelled(format!("{name} was cancelled by gemini-cancel")));
-        }
-        Ending::Aborted => return Err(Failure::Aborted(format!("{name} was cancelled"))),
+        Ending::StoppedByCancelTool => return Err(Failure::StoppedByCancelTool { name }),
+        Ending::StoppedByCaller => return Err(Failure::StoppedByCaller { name }),
         Ending::Overflow => {
-            return Err(Failure::Overflow(format!(
-                "{name} produced more than {max_output} bytes of output; stopped it."
-            )));
+            return Err(Failure::Overflow { name, limit: limits.max_output });
         }
     }
     let stdout = String::from_utf8_lossy(&finished.stdout);
@@ -461,23 +498,14 @@ fn outcome(
         let out = stdout.trim();
         let err = stderr.trim();
         if out.is_empty() && !err.is_empty() {
-            return Err(Failure::StderrOnly(err.to_string()));
+            return Err(Failure::StderrOnly { stderr: err.to_string() });
         }
         log::info!("Response: {} chars", redact::utf16_len(&stdout));
         return Ok(out.to_string());
     }
     let code = finished.status.code();
-    let shown = code.map_or("null".to_string(), |c| c.to_string());
-    log::error!("Failed with exit code {shown}");
-    let detail = [stderr.trim(), stdout.trim()].into_iter().find(|s| !s.is_empty());
-    Err(Failure::Exit {
-        message: format!(
-            "Command failed with exit code {shown}: {}",
-            detail.unwrap_or("Unknown error")
-        ),
-        code,
-        stdout: stdout.into_owned(),
-    })
+    log::error!("Failed with exit code {}", code.map_or("null".to_string(), |c| c.to_string()));
+    Err(Failure::Exit { code, stdout: stdout.into_owned(), stderr: stderr.into_owned() })
 }
 
 /// The text for a binary that could not be found (POSIX variants), with install hints for agy
@@ -526,10 +554,10 @@ fn wait(
 ) -> (Ending, Option<ExitStatus>) {
     loop {
         if cancelled.load(Ordering::SeqCst) {
-            return (Ending::Cancelled, None);
+            return (Ending::StoppedByCancelTool, None);
         }
         if aborted.load(Ordering::SeqCst) {
-            return (Ending::Aborted, None);
+            return (Ending::StoppedByCaller, None);
         }
         if overflow.load(Ordering::SeqCst) {
             return (Ending::Overflow, None);
@@ -543,7 +571,7 @@ fn wait(
             Ok(None) => (),
             Err(err) => {
                 log::error!("Process error: {err}");
-                return (Ending::Aborted, None);
+                return (Ending::StoppedByCaller, None);
             }
         }
     }
@@ -670,12 +698,9 @@ mod tests {
         let never = AtomicBool::new(false);
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("yes");
-        assert_eq!(
-            runner.execute(sh(&args)),
-            Err(Failure::Overflow(
-                "sh produced more than 1024 bytes of output; stopped it.".into()
-            ))
-        );
+        let failure = runner.execute(sh(&args)).unwrap_err();
+        assert_eq!(failure, Failure::Overflow { name: "sh".into(), limit: 1024 });
+        assert_eq!(failure.to_string(), "sh produced more than 1024 bytes of output; stopped it.");
     }
 
     #[test]
@@ -685,7 +710,52 @@ mod tests {
         let never = AtomicBool::new(false);
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("echo never");
-        assert_eq!(runner.execute(sh(&args)), Err(Failure::Aborted("sh was cancelled".into())));
+        let failure = runner.execute(sh(&args)).unwrap_err();
+        assert_eq!(failure.to_string(), "sh was cancelled");
+    }
+
+    #[test]
+    fn an_aborted_call_never_spawns() {
+        let runs = Runs::default();
+        let aborted = AtomicBool::new(true);
+        let runner = Runner::new(&runs, &aborted, None, limits());
+        let dir = std::env::temp_dir().join(format!("exec-abort-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let args = script(&format!("touch {}", dir.display()));
+        let failure = runner.execute(sh(&args)).unwrap_err();
+        assert_eq!(failure, Failure::StoppedByCaller { name: "sh".into() });
+        assert!(!dir.exists(), "the child ran");
+        // A probe still runs: its answer is kept for the process.
+        assert!(runner.probe(sh(&args), Duration::from_secs(5)).is_ok());
+        assert!(dir.exists());
+        let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn failure_texts() {
+        let exit = |code, stdout: &str, stderr: &str| Failure::Exit {
+            code,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        };
+        assert_eq!(
+            exit(Some(2), "out", " err\n").to_string(),
+            "Command failed with exit code 2: err"
+        );
+        assert_eq!(exit(Some(1), " out ", "").to_string(), "Command failed with exit code 1: out");
+        assert_eq!(
+            exit(None, "", "").to_string(),
+            "Command failed with exit code null: Unknown error"
+        );
+        let timed_out = Failure::TimedOut { name: "agy".into(), after: Duration::from_millis(600) };
+        assert_eq!(timed_out.to_string(), "agy timed out after 1s");
+        let tool = Failure::StoppedByCancelTool { name: "gemini".into() };
+        assert_eq!(tool.to_string(), "gemini was cancelled by gemini-cancel");
+        let spawn = Failure::Spawn { error: "Permission denied (os error 13)".into() };
+        assert_eq!(spawn.to_string(), "Failed to spawn command: Permission denied (os error 13)");
+        assert!(Failure::NotFound { name: "agy".into() }.to_string().starts_with(
+            "Could not find the \"agy\" executable.\nThe MCP server runs in its own process"
+        ));
     }
 
     #[test]

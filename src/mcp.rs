@@ -88,9 +88,18 @@ pub fn discover_result() -> Value {
     result
 }
 
-/// Adds the modern envelope to a result: `resultType`, serverInfo in `_meta`, and for lists the
-/// cache hints. Legacy results pass through unchanged.
-pub fn envelope(result: Value, era: Era, cacheable: bool) -> Value {
+/// Adds the modern envelope to a result: `resultType` and serverInfo in `_meta`. Legacy results
+/// pass through unchanged.
+pub fn envelope(result: Value, era: Era) -> Value {
+    wrap(result, era, false)
+}
+
+/// `envelope` for a list result, which also carries the cache hints.
+pub fn list_envelope(result: Value, era: Era) -> Value {
+    wrap(result, era, true)
+}
+
+fn wrap(result: Value, era: Era, cacheable: bool) -> Value {
     let mut object = match (era, result) {
         (Era::Modern, Value::Object(object)) => object,
         (_, result) => return result,
@@ -171,12 +180,12 @@ mod tests {
 
     #[test]
     fn modern_envelope() {
-        let got = envelope(json!({"tools": []}), Era::Modern, true);
+        let got = list_envelope(json!({"tools": []}), Era::Modern);
         assert_eq!(got["resultType"], "complete");
         assert_eq!(got["ttlMs"], TTL_MS);
         assert_eq!(got["cacheScope"], "public");
         assert_eq!(got["_meta"][SERVER_INFO_KEY]["name"], "gemini-relay");
-        assert_eq!(envelope(json!({}), Era::Legacy, true), json!({}));
+        assert_eq!(list_envelope(json!({}), Era::Legacy), json!({}));
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct Progress {
     ticks: Mutex<u64>,
     /// The rolling tail of everything the call printed.
     output: Mutex<String>,
+    /// While the call waits in the agy lane: how many calls wait ahead of it.
+    queue: Mutex<Option<usize>>,
 }
 
 /// Where a call's progress goes.
@@ -64,6 +66,7 @@ impl Progress {
             open: AtomicBool::new(true),
             ticks: Mutex::new(0),
             output: Mutex::new(String::new()),
+            queue: Mutex::new(None),
         })
     }
 
@@ -80,6 +83,17 @@ impl Progress {
     /// Appends a message of the tool's own to the preview buffer, on a line of its own.
     pub fn note(&self, text: &str) {
         self.append(text, true);
+    }
+
+    /// The call's place in the agy lane: how many calls wait ahead of it, or `None` once its run
+    /// has started.
+    pub fn queued(&self, ahead: Option<usize>) {
+        *lock(&self.queue) = ahead;
+    }
+
+    /// How many calls wait ahead of this one in the agy lane; `None` when it is not waiting there.
+    pub fn queue_position(&self) -> Option<usize> {
+        *lock(&self.queue)
     }
 
     fn append(&self, text: &str, own_line: bool) {
@@ -106,9 +120,11 @@ impl Progress {
         *ticks += 1;
         let k = *ticks;
         let base = keepalive_text((k - 1) as usize, self.tool);
-        let message = match preview(&lock(&self.output)) {
-            "" => base,
-            preview => format!("{base}\n📝 Output: ...{preview}"),
+        // A call waiting in the agy lane shows its place there instead of its (empty) output.
+        let message = match (self.queue_position(), preview(&lock(&self.output))) {
+            (Some(ahead), _) => format!("{base}\n{}", queue_line(ahead)),
+            (None, "") => base,
+            (None, preview) => format!("{base}\n📝 Output: ...{preview}"),
         };
         self.report(tick_value(k), None, message);
         true
@@ -202,6 +218,11 @@ pub fn token_of(params: &Value) -> Option<Value> {
         token @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
         _ => None,
     }
+}
+
+/// What a call waiting in the agy lane shows: how many calls wait ahead of it.
+pub fn queue_line(ahead: usize) -> String {
+    format!("⏳ Queued for agy: {ahead} call(s) ahead")
 }
 
 fn starting_text(tool: &str) -> String {
@@ -364,6 +385,24 @@ mod tests {
         progress.note("Step 2");
         progress.record("more");
         assert_eq!(*lock(&progress.output), "partial\nStep 1\nStep 2more");
+    }
+
+    #[test]
+    fn a_queued_call_shows_its_place_until_its_run_starts() {
+        let progress = Progress::status("gemini-ask");
+        progress.note("a tool message");
+        progress.queued(Some(2));
+        assert!(progress.tick());
+        assert_eq!(
+            progress.status_text(),
+            "🧠 gemini-ask - Gemini is analyzing your request...\n⏳ Queued for agy: 2 call(s) ahead"
+        );
+        progress.queued(None);
+        assert!(progress.tick());
+        assert_eq!(
+            progress.status_text(),
+            "📊 gemini-ask - Processing files and generating insights...\n📝 Output: ...a tool message"
+        );
     }
 
     #[test]

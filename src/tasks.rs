@@ -37,7 +37,7 @@ pub struct Tasks {
 /// One task.
 pub struct Task {
     pub call: Arc<Call>,
-    /// The call's key in the agy queue, to take it out while it waits.
+    /// The call's key in the agy lane, to take it out while it waits.
     pub seq: u64,
     created: SystemTime,
     updated: SystemTime,
@@ -214,10 +214,11 @@ impl io::Write for ByteCount {
 mod tests {
     use super::*;
 
+    use crate::backend::Backend;
     use crate::progress::Progress;
 
     fn call() -> Arc<Call> {
-        Arc::new(Call::new("gemini-ask", Some(Progress::status("gemini-ask"))))
+        Arc::new(Call::new("gemini-ask", Backend::Agy, Some(Progress::status("gemini-ask"))))
     }
 
     #[test]

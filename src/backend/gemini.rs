@@ -52,12 +52,10 @@ pub fn run(
         Ok(text) => return Ok(text),
         Err(failure) => failure,
     };
-    log_quota_error(failure.message(), model);
-    if failure.is_terminal()
-        || !failure.message().contains(QUOTA_MARKER)
-        || model == Some(PINNED_MODEL)
-    {
-        return Err(failure.message().to_string());
+    let message = failure.to_string();
+    log_quota_error(&message, model);
+    if failure.is_terminal() || !message.contains(QUOTA_MARKER) || model == Some(PINNED_MODEL) {
+        return Err(message);
     }
     log::warn!("{QUOTA_MARKER}. Falling back to {PINNED_MODEL}.");
     log::debug!("Status: ⚡ Retrying with Gemini 2.5 Flash...");
@@ -67,8 +65,7 @@ pub fn run(
             Ok(text)
         }
         Err(retry) => Err(format!(
-            "gemini-3.1-pro-high quota exceeded, {PINNED_MODEL} fallback also failed: {}",
-            retry.message()
+            "gemini-3.1-pro-high quota exceeded, {PINNED_MODEL} fallback also failed: {retry}"
         )),
     }
 }

@@ -14,7 +14,6 @@ use crate::backend::agy::Agy;
 use crate::backend::options::RunOptions;
 use crate::config::Config;
 use crate::exec::Runner;
-use crate::queue::Turn;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
 pub const RETIREMENT_SECS: u64 = 1_781_740_800;
@@ -54,13 +53,11 @@ struct NoticeState {
     delivered: bool,
 }
 
-/// One model run: the prompt and the options the tool passes, and the call's agy queue turn (the
-/// call holds one when the active backend is agy).
+/// One model run: the prompt and the options the tool passes.
 pub struct Request {
     pub prompt: String,
     pub options: RunOptions,
     pub change_mode: bool,
-    pub turn: Option<Turn>,
 }
 
 /// What `run_with_backend` returns.
@@ -104,22 +101,27 @@ impl Backends {
         Backends { choice: config.backend.clone(), notice: Mutex::default(), agy: Agy::new(config) }
     }
 
-    /// The backend for a call (`GEMINI_MCP_BACKEND`, else agy from 2026-06-18 on) and the pending
-    /// migration notice, if any; `now` is injectable for tests.
-    pub fn select_at(&self, now: SystemTime) -> (Backend, Vec<String>) {
-        let backend = self.active_at(now);
-        if !matches!(self.choice.as_str(), "" | "agy" | "antigravity" | "gemini") {
-            log::warn!(
-                "Unknown GEMINI_MCP_BACKEND=\"{}\", falling back to gemini.",
-                crate::redact::escape_controls(&self.choice)
-            );
-        }
+    /// The backend a call accepted now gets (decided once per call, on the event loop).
+    pub fn active(&self) -> Backend {
+        self.active_at(SystemTime::now())
+    }
+
+    /// The notices a call on `backend` starts with: the migration notice while it has not been
+    /// delivered. Called inside the call's run, so that the warning about an unknown
+    /// `GEMINI_MCP_BACKEND` reaches the log level that call asked for.
+    pub fn notices(&self, backend: Backend) -> Vec<String> {
+        self.notices_at(backend, SystemTime::now())
+    }
+
+    /// `notices` at `now` (injectable for tests).
+    pub fn notices_at(&self, backend: Backend, now: SystemTime) -> Vec<String> {
+        self.warn_if_unknown();
         if !self.choice.is_empty() {
-            return (backend, Vec::new());
+            return Vec::new();
         }
         let mut state = self.notice.lock().unwrap_or_else(|e| e.into_inner());
         if state.delivered {
-            return (backend, Vec::new());
+            return Vec::new();
         }
         let notice = match backend {
             Backend::Agy => Some(RETIRED_NOTICE.to_string()),
@@ -128,20 +130,21 @@ impl Backends {
             }),
         };
         state.pending = notice.clone();
-        (backend, notice.into_iter().collect())
+        notice.into_iter().collect()
     }
 
-    /// The selection for a call now.
-    pub fn select(&self) -> (Backend, Vec<String>) {
-        self.select_at(SystemTime::now())
+    /// Logs a warning when `GEMINI_MCP_BACKEND` names no backend (the call then runs on gemini).
+    pub fn warn_if_unknown(&self) {
+        if !matches!(self.choice.as_str(), "" | "agy" | "antigravity" | "gemini") {
+            log::warn!(
+                "Unknown GEMINI_MCP_BACKEND=\"{}\", falling back to gemini.",
+                crate::redact::escape_controls(&self.choice)
+            );
+        }
     }
 
-    /// The backend a call would get now, without notices or warnings (to route the call).
-    pub fn active(&self) -> Backend {
-        self.active_at(SystemTime::now())
-    }
-
-    fn active_at(&self, now: SystemTime) -> Backend {
+    /// The backend for a call accepted at `now`: `GEMINI_MCP_BACKEND`, else agy from 2026-06-18 on.
+    pub fn active_at(&self, now: SystemTime) -> Backend {
         match self.choice.as_str() {
             "" if is_retired(now) => Backend::Agy,
             "" => Backend::Gemini,
@@ -166,28 +169,21 @@ impl Backends {
     }
 }
 
-/// Runs one prompt through the active backend: capability notices, the prompt prepared for
-/// that backend, then its run with the call's runner.
+/// Runs one prompt through `backend`, the one decided for its call: the pending notices and the
+/// capability notices, the prompt prepared for that backend, then its run with the call's runner.
 pub fn run_with_backend(
     backends: &Backends,
+    backend: Backend,
     runner: &Runner<'_>,
     request: Request,
 ) -> Result<Reply, String> {
-    let Request { prompt, mut options, change_mode, turn } = request;
-    let (backend, mut notices) = backends.select();
+    let Request { prompt, mut options, change_mode } = request;
+    let mut notices = backends.notices(backend);
     notices.extend(capability_notices(backend, &mut options));
     let prepared = prepare::prepare(prompt, change_mode, backend, runner)?;
     let (text, more, conversation_id) = match backend {
-        Backend::Agy => {
-            let Some(turn) = turn else {
-                return Err("internal error: an agy run without its queue turn".to_string());
-            };
-            backends.agy.run(runner, prepared, &options, turn)?
-        }
-        Backend::Gemini => {
-            drop(turn);
-            (gemini::run(runner, prepared, &options)?, Vec::new(), None)
-        }
+        Backend::Agy => backends.agy.run(runner, prepared, &options)?,
+        Backend::Gemini => (gemini::run(runner, prepared, &options)?, Vec::new(), None),
     };
     notices.extend(more);
     Ok(Reply { text, notices, backend, conversation_id })
@@ -249,21 +245,27 @@ mod tests {
         Backends::new(&config)
     }
 
+    /// What a call accepted at `now` gets: its backend and its notices.
+    fn select_at(backends: &Backends, now: SystemTime) -> (Backend, Vec<String>) {
+        let backend = backends.active_at(now);
+        (backend, backends.notices_at(backend, now))
+    }
+
     const AFTER: u64 = RETIREMENT_SECS + 86_400;
     const BEFORE_FAR: u64 = RETIREMENT_SECS - 60 * 86_400;
     const COUNTDOWN: u64 = RETIREMENT_SECS - 8 * 86_400; // 2026-06-10
 
     #[test]
     fn date_aware_default() {
-        assert_eq!(backends(None).select_at(at(BEFORE_FAR)).0, Backend::Gemini);
-        assert_eq!(backends(Some("")).select_at(at(BEFORE_FAR)).0, Backend::Gemini);
-        assert_eq!(backends(None).select_at(at(AFTER)).0, Backend::Agy);
-        assert_eq!(backends(None).select_at(at(RETIREMENT_SECS)).0, Backend::Agy);
+        assert_eq!(select_at(&backends(None), at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(select_at(&backends(Some("")), at(BEFORE_FAR)).0, Backend::Gemini);
+        assert_eq!(select_at(&backends(None), at(AFTER)).0, Backend::Agy);
+        assert_eq!(select_at(&backends(None), at(RETIREMENT_SECS)).0, Backend::Agy);
     }
 
     #[test]
     fn explicit_values() {
-        let select = |choice: &str, now| backends(Some(choice)).select_at(now);
+        let select = |choice: &str, now| select_at(&backends(Some(choice)), now);
         assert_eq!(select("gemini", at(AFTER)), (Backend::Gemini, vec![]));
         assert_eq!(select(" Antigravity ", at(BEFORE_FAR)), (Backend::Agy, vec![]));
         assert_eq!(select("AGY", at(BEFORE_FAR)), (Backend::Agy, vec![]));
@@ -273,20 +275,20 @@ mod tests {
     #[test]
     fn retired_notice_is_shown_once_when_delivered() {
         let b = backends(None);
-        let (_, notices) = b.select_at(at(AFTER));
+        let (_, notices) = select_at(&b, at(AFTER));
         assert_eq!(notices, [RETIRED_NOTICE]);
         // Producing it again without delivering does not spend it.
-        assert_eq!(b.select_at(at(AFTER)).1, [RETIRED_NOTICE]);
-        assert_eq!(b.select_at(at(AFTER)).1, [RETIRED_NOTICE]);
+        assert_eq!(select_at(&b, at(AFTER)).1, [RETIRED_NOTICE]);
+        assert_eq!(select_at(&b, at(AFTER)).1, [RETIRED_NOTICE]);
         let body = b.with_notices(&notices, "hello");
         assert_eq!(body, format!("⚠️ {RETIRED_NOTICE}\n\nhello"));
-        assert!(b.select_at(at(AFTER)).1.is_empty());
+        assert!(select_at(&b, at(AFTER)).1.is_empty());
     }
 
     #[test]
     fn countdown_notice_before_retirement() {
         let b = backends(None);
-        let (backend, notices) = b.select_at(at(COUNTDOWN));
+        let (backend, notices) = select_at(&b, at(COUNTDOWN));
         assert_eq!(backend, Backend::Gemini);
         assert_eq!(
             notices,
@@ -295,8 +297,8 @@ mod tests {
             ]
         );
         b.with_notices(&notices, "x");
-        assert!(b.select_at(at(COUNTDOWN)).1.is_empty());
-        assert!(backends(None).select_at(at(BEFORE_FAR)).1.is_empty());
+        assert!(select_at(&b, at(COUNTDOWN)).1.is_empty());
+        assert!(select_at(&backends(None), at(BEFORE_FAR)).1.is_empty());
     }
 
     #[test]

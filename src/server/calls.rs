@@ -1,5 +1,6 @@
-//! Tool calls on the event loop: validating a `tools/call`, running it on its lane or as a task,
-//! the work handed to the pool and the agy queue, and turning a finished call into its answer.
+//! Tool calls on the event loop: validating a `tools/call`, deciding its backend, running it on its
+//! lane or as a task, the work handed to the pool and the agy lane, and turning a finished call
+//! into its answer.
 
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -15,7 +16,6 @@ use crate::jsonrpc::{ErrorCode, Notification, RequestId, Response, RpcError};
 use crate::mcp::{self, Era};
 use crate::pool::Work;
 use crate::progress::{self, Progress};
-use crate::queue::{Turn, TurnWork};
 use crate::server::{Flight, Origin, Server};
 use crate::tasks;
 use crate::tools::Lane;
@@ -37,17 +37,19 @@ enum Target {
     Task(String),
 }
 
-/// A validated tool call: what runs, with what, on which lane, and how its result is shaped.
+/// A validated tool call: what runs, with what, on which lane and backend, and how its result is
+/// shaped.
 struct Job {
     tool: &'static Tool,
     args: Map<String, Value>,
     lane: Lane,
+    backend: Backend,
     era: Era,
     /// The log level a modern request asked for, in force while it runs.
     log_level: Option<String>,
 }
 
-/// A tool call on its way to a worker (possibly through the agy queue).
+/// A tool call on its way to a worker (possibly through the agy lane).
 struct CallWork {
     services: Arc<Services>,
     job: Job,
@@ -83,14 +85,16 @@ impl Server {
             }
         };
         let lane = (tool.lane)(&args);
+        // The backend is decided here, once: the call is routed and run on the same one.
+        let backend = self.services.backends.active();
         let log_level = mcp::request_log_level(&params).map(str::to_string);
         // Argument errors and cheap tools are answered at once, never as tasks.
         if tool.task && lane != Lane::Inline && era == Era::Modern && tasks::declared(&params) {
-            let job = Job { tool, args, lane, era, log_level };
+            let job = Job { tool, args, lane, backend, era, log_level };
             return self.start_task(id, origin, job);
         }
         let progress = self.client_progress(&params, tool.name);
-        let call = Arc::new(Call::new(tool.name, progress));
+        let call = Arc::new(Call::new(tool.name, backend, progress));
         if lane == Lane::Inline {
             let ctx = Ctx { services: &self.services, call: &call };
             let (finale, result) = execute(&ctx, tool.run, args, era, log_level.as_deref());
@@ -105,7 +109,7 @@ impl Server {
             Origin::Direct => None,
         };
         self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
-        let job = Job { tool, args, lane, era, log_level };
+        let job = Job { tool, args, lane, backend, era, log_level };
         self.dispatch(job, call, Target::Request { id, seq }, seq);
     }
 
@@ -121,7 +125,8 @@ impl Server {
 
     /// Answers a validated model call with a task at once and runs it like any call.
     fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
-        let call = Arc::new(Call::new(job.tool.name, Some(Progress::status(job.tool.name))));
+        let progress = Progress::status(job.tool.name);
+        let call = Arc::new(Call::new(job.tool.name, job.backend, Some(progress)));
         let seq = self.next_seq();
         let (task_id, created) = match self.tasks.create(call.clone(), seq) {
             Ok(created) => created,
@@ -132,16 +137,17 @@ impl Server {
         };
         // The task is registered before its answer is written, so a `tasks/get` that follows at
         // once finds it.
-        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era, false)));
+        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era)));
         self.dispatch(job, call, Target::Task(task_id), seq);
     }
 
-    /// Hands a call to the pool, through the agy queue when it is a model call on agy.
+    /// Hands a call to the pool, through the agy lane when it is a model call on agy.
     fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
         if let Some(progress) = call.progress() {
             self.ticker.watch(progress.clone());
         }
-        let queued = job.lane == Lane::Model && self.services.backends.active() == Backend::Agy;
+        let in_lane = job.lane == Lane::Model && job.backend == Backend::Agy;
+        let progress = call.progress().cloned();
         let work = Box::new(CallWork {
             services: self.services.clone(),
             job,
@@ -149,8 +155,8 @@ impl Server {
             target,
             done: self.done_tx.clone(),
         });
-        match queued {
-            true => self.queue.push(seq, work),
+        match in_lane {
+            true => self.agy_lane.push(seq, progress, work),
             false => self.pool.submit(work),
         }
     }
@@ -177,7 +183,7 @@ impl Server {
                 let task = self.tasks.find(task_id)?;
                 let (call, seq) = (task.call.clone(), task.seq);
                 call.abort();
-                drop(self.queue.remove(seq));
+                self.agy_lane.remove(seq);
                 self.tasks.cancel(task_id);
                 Ok(json!({"resultType": "complete"}))
             }
@@ -231,30 +237,24 @@ impl Server {
 impl Work for CallWork {
     fn run(self: Box<Self>) {
         let CallWork { services, job, call, target, done } = *self;
+        // A call cancelled (or stopped by shutdown) while it waited never starts: its tool does
+        // not run, so its CLI never starts and its prompt goes nowhere. Nobody waits for an answer.
+        if call.is_aborted() {
+            return;
+        }
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
         let _ = done.send(Done { target, finale, result });
     }
 
-    /// No worker could be started: the call is answered with the reason (its queue turn, if it had
-    /// one, passes on when this returns).
+    /// No worker could be started: the call is answered with the reason (the agy lane, if the
+    /// call waited there, moves on when this returns).
     fn reject(self: Box<Self>, reason: io::Error) {
         let finale = self.call.progress().and_then(|progress| progress.finish(false));
         let error =
             RpcError::internal(format!("Internal error: could not start a worker: {reason}"));
         let _ = self.done.send(Done { target: self.target, finale, result: Err(error) });
-    }
-}
-
-impl TurnWork for CallWork {
-    fn run(self: Box<Self>, turn: Turn) {
-        self.call.give_turn(turn);
-        Work::run(self);
-    }
-
-    fn reject(self: Box<Self>, reason: io::Error) {
-        Work::reject(self, reason);
     }
 }
 
@@ -296,7 +296,7 @@ fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
         Err(message) => (format!("Error executing {tool}: {message}"), true),
     };
     let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
-    mcp::envelope(result, era, false)
+    mcp::envelope(result, era)
 }
 
 /// Checks the shape of `tools/call` params, finds the tool and takes the arguments out (a large

@@ -1,6 +1,6 @@
 //! The event loop: one thread that owns the protocol state (calls in flight, batches,
 //! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
-//! agy queue when they run agy), and turns worker completions, cancellations, end of input and
+//! agy lane when they run agy), and turns worker completions, cancellations, end of input and
 //! signals into the right messages. It never blocks on stdout: while the writer is behind, what it
 //! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
 
@@ -22,10 +22,10 @@ use crate::config::Config;
 use crate::jsonrpc::{
     self, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
 };
+use crate::lane::AgyLane;
 use crate::mcp::{self, Era};
 use crate::pool::Pool;
 use crate::progress::Ticker;
-use crate::queue::AgyQueue;
 use crate::server::calls::Done;
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
 use crate::tasks::Tasks;
@@ -50,7 +50,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         specs: Arc::new(specs),
         transport,
         ticker,
-        queue: AgyQueue::new(pool.clone()),
+        agy_lane: AgyLane::new(pool.clone()),
         pool,
         done_tx,
         done,
@@ -95,6 +95,13 @@ enum Flight {
     Answered { batch: u64 },
 }
 
+/// The lists the server caches once serialized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum List {
+    Tools,
+    Prompts,
+}
+
 /// Where a request came from: alone on its line, or inside a batch.
 #[derive(Debug, Clone, Copy)]
 enum Origin {
@@ -108,7 +115,7 @@ struct Server {
     transport: Transport,
     ticker: Ticker,
     pool: Arc<Pool>,
-    queue: Arc<AgyQueue>,
+    agy_lane: Arc<AgyLane>,
     done_tx: Sender<Done>,
     done: Receiver<Done>,
     signals: Receiver<()>,
@@ -117,7 +124,7 @@ struct Server {
     batches: Batches,
     next_seq: u64,
     /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
-    lists: HashMap<(&'static str, Era), Arc<RawValue>>,
+    lists: HashMap<(List, Era), Arc<RawValue>>,
     /// Messages waiting for the writer (stdout is not being read fast enough).
     backlog: VecDeque<Outgoing>,
     /// One input message taken while the backlog waited (to see end of input); handled next.
@@ -236,11 +243,12 @@ impl Server {
             Err(error) => return self.reply(origin, Response::err(Some(id), error)),
         };
         let result = match method.as_str() {
-            "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era, false)),
-            "ping" => Ok(mcp::envelope(json!({}), era, false)),
+            "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era)),
+            "ping" => Ok(mcp::envelope(json!({}), era)),
             "server/discover" => Ok(mcp::discover_result()),
             "tools/list" | "prompts/list" => {
-                let result = self.list(&method, era).clone();
+                let list = if method == "tools/list" { List::Tools } else { List::Prompts };
+                let result = self.list(list, era).clone();
                 match origin {
                     Origin::Direct => return self.send(Outgoing::Cached { id, result }),
                     // A batch answer is assembled as a `Value`; lists in batches are rare.
@@ -249,12 +257,12 @@ impl Server {
                     }
                 }
             }
-            "prompts/get" => self.prompts_get(&params).map(|r| mcp::envelope(r, era, false)),
-            "resources/list" => Ok(mcp::envelope(json!({"resources": []}), era, true)),
+            "prompts/get" => self.prompts_get(&params).map(|r| mcp::envelope(r, era)),
+            "resources/list" => Ok(mcp::list_envelope(json!({"resources": []}), era)),
             "resources/templates/list" => {
-                Ok(mcp::envelope(json!({"resourceTemplates": []}), era, true))
+                Ok(mcp::list_envelope(json!({"resourceTemplates": []}), era))
             }
-            "logging/setLevel" => set_log_level(&params).map(|r| mcp::envelope(r, era, false)),
+            "logging/setLevel" => set_log_level(&params).map(|r| mcp::envelope(r, era)),
             "subscriptions/listen" => {
                 let ack = mcp::subscription_ack(&id.to_value(), &params);
                 self.send(Notification::new("notifications/subscriptions/acknowledged", ack));
@@ -263,7 +271,7 @@ impl Server {
             }
             "tools/call" => return self.start_call(id, params, era, origin),
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
-                self.task_request(&method, &params).map(|r| mcp::envelope(r, era, false))
+                self.task_request(&method, &params).map(|r| mcp::envelope(r, era))
             }
             _ => Err(RpcError::method_not_found()),
         };
@@ -280,8 +288,8 @@ impl Server {
         match self.flights.remove(&id) {
             Some(Flight::Call { seq, call, batch }) => {
                 call.abort();
-                // A call still waiting for agy leaves the line and never runs.
-                drop(self.queue.remove(seq));
+                // A call still waiting in the agy lane leaves it and never runs.
+                self.agy_lane.remove(seq);
                 if let Some(key) = batch {
                     if let Some(complete) = self.batches.fulfil(key, None) {
                         self.send_batch(key, complete);
@@ -300,15 +308,14 @@ impl Server {
     /// while the process lives, they are the largest answers a host asks for again and again, and
     /// building one afresh costs hundreds of small allocations (measured: 265 µs a `tools/list`
     /// against 91 µs for a baseline server that clones its list, because of musl's allocator).
-    fn list(&mut self, method: &str, era: Era) -> &Arc<RawValue> {
+    fn list(&mut self, list: List, era: Era) -> &Arc<RawValue> {
         let specs = &self.specs;
-        let key = if method == "tools/list" { "tools/list" } else { "prompts/list" };
-        self.lists.entry((key, era)).or_insert_with(|| {
-            let result = match key {
-                "tools/list" => catalog::tools_list_result(specs),
-                _ => prompts::prompts_list_result(specs),
+        self.lists.entry((list, era)).or_insert_with(|| {
+            let result = match list {
+                List::Tools => catalog::tools_list_result(specs),
+                List::Prompts => prompts::prompts_list_result(specs),
             };
-            let value = mcp::envelope(result, era, true);
+            let value = mcp::list_envelope(result, era);
             let serialized = serde_json::value::to_raw_value(&value)
                 .expect("a list of tools or prompts serializes");
             Arc::from(serialized)
@@ -359,12 +366,12 @@ impl Server {
         }
     }
 
-    /// Stops everything within the shutdown budget: waiting agy calls are dropped, running calls
+    /// Stops everything within the shutdown budget: calls waiting in the agy lane are dropped, running calls
     /// aborted and their process groups killed (nothing is answered for them), open subscriptions
     /// are answered, and what is queued for stdout is flushed as far as the client reads it.
     fn shutdown(&mut self) {
         let deadline = Instant::now() + SHUTDOWN_BUDGET;
-        self.queue.close();
+        self.agy_lane.close();
         let mut subscriptions = Vec::new();
         for call in self.tasks.working() {
             call.abort();

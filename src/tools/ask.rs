@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::backend::{self, Request};
+use crate::backend::Request;
 use crate::call::Ctx;
 use crate::changemode;
 use crate::js;
@@ -43,8 +43,8 @@ pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String
     let has_schema = options.json_schema_arg().is_some();
     // changeMode keys its chunk cache by the prompt, so only then is a copy kept.
     let kept = change_mode.then(|| prompt.clone());
-    let request = Request { prompt, options, change_mode, turn: ctx.take_turn() };
-    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
+    let request = Request { prompt, options, change_mode };
+    let reply = ctx.run_model(request)?;
     let backends = &ctx.services.backends;
     if change_mode {
         let body = changemode::process_change_mode_output(

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::backend::Request;
 use crate::backend::options::RunOptions;
-use crate::backend::{self, Request};
 use crate::call::Ctx;
 use crate::js;
 use crate::tools::str_arg;
@@ -216,8 +216,8 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         ..RunOptions::default()
     };
     let prompt = brainstorm_prompt(&request);
-    let request = Request { prompt, options, change_mode: false, turn: ctx.take_turn() };
-    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
+    let request = Request { prompt, options, change_mode: false };
+    let reply = ctx.run_model(request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 

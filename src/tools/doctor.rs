@@ -269,12 +269,13 @@ const USAGE_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
     let backends = &ctx.services.backends;
     let runner = ctx.runner();
-    let (backend, _) = backends.select();
+    let backend = ctx.call.backend;
+    backends.warn_if_unknown();
     let agy_path = backends.agy.program().display().to_string();
     let agy_version = first_line(backends.agy.version(&runner, VERSION_TIMEOUT));
     let gemini_version = first_line(gemini::version(&runner, VERSION_TIMEOUT));
     let usage = login_and_quota(backend.name(), agy_version.is_some(), || {
-        backends.agy.usage(&runner, USAGE_TIMEOUT).map_err(|failure| failure.message().to_string())
+        backends.agy.usage(&runner, USAGE_TIMEOUT).map_err(|failure| failure.to_string())
     });
     let facts = DoctorFacts {
         backend: crate::tools::models::info(backend),

@@ -327,9 +327,8 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let options =
         RunOptions { model: Some(backend::PINNED_MODEL.to_string()), ..RunOptions::default() };
     let prompt_text = image_prompt(prompt, aspect_ratio, size);
-    let request =
-        Request { prompt: prompt_text, options, change_mode: false, turn: ctx.take_turn() };
-    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
+    let request = Request { prompt: prompt_text, options, change_mode: false };
+    let reply = ctx.run_model(request)?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
     let found = find_image_in_reply(&reply.text, &cwd).or_else(|| {

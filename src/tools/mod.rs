@@ -27,7 +27,7 @@ pub enum Lane {
     Inline,
     /// On the worker pool.
     Worker,
-    /// On the worker pool, and in the agy queue first when the active backend is agy.
+    /// On the worker pool, through the agy lane when the call's backend is agy.
     Model,
 }
 
@@ -84,13 +84,14 @@ pub fn conversations(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String,
 pub fn help(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String> {
     let backends = &ctx.services.backends;
     let runner = ctx.runner();
-    let (result, label) = match backends.select().0 {
+    backends.warn_if_unknown();
+    let (result, label) = match ctx.call.backend {
         Backend::Agy => (backends.agy.help(&runner), "Antigravity CLI (agy)"),
         Backend::Gemini => (gemini::help(&runner), "Gemini CLI"),
     };
     Ok(match result {
         Ok(text) => text,
-        Err(failure) => format!("{label} help unavailable: {}", failure.message()),
+        Err(failure) => format!("{label} help unavailable: {failure}"),
     })
 }
 
@@ -102,7 +103,7 @@ pub fn ping(_ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String>
     })
 }
 
-/// `gemini-cancel`: kills every running CLI child; queued agy calls are untouched.
+/// `gemini-cancel`: kills every running CLI child; calls waiting in the agy lane are untouched.
 pub fn cancel(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String> {
     Ok(match ctx.services.runs.cancel_all() {
         0 => "Nothing was running.".to_string(),

@@ -96,7 +96,8 @@ const FALLBACK_MODEL_LINES: &str = "  \u{2022} **gemini-3.8-flash-high**: Gemini
 /// shown but not spent.
 pub fn run(ctx: &Ctx<'_>) -> String {
     let backends = &ctx.services.backends;
-    let (backend, notices) = backends.select();
+    let backend = ctx.call.backend;
+    let notices = backends.notices(backend);
     let models = match backend {
         Backend::Agy => backends.agy.list_models(&ctx.runner()),
         Backend::Gemini => gemini::list_models(),

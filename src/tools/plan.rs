@@ -67,8 +67,8 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let mut options = run_options(args);
     options.model = Some(plan_model(str_arg(args, "model")).to_string());
     options.mode = Some("plan".to_string());
-    let request = Request { prompt, options, change_mode: false, turn: ctx.take_turn() };
-    let reply = backend::run_with_backend(&ctx.services.backends, &ctx.runner(), request)?;
+    let request = Request { prompt, options, change_mode: false };
+    let reply = ctx.run_model(request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }
 

@@ -12,7 +12,6 @@ use crate::backend::agy::{Agy, args, output};
 use crate::backend::options::RunOptions;
 use crate::backend::prepare::Prepared;
 use crate::exec::{Command, Failure, Input, Runner};
-use crate::queue::Turn;
 
 /// The command's logical name in messages and logs.
 const NAME: &str = "agy";
@@ -22,15 +21,14 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Agy {
-    /// Runs one prepared prompt while holding the agy queue's turn (until its transcript, if
-    /// needed, is read: a later run would write a newer one). Returns the reply text, the result
-    /// notices and the observed conversation id.
+    /// Runs one prepared prompt. Returns the reply text, the result notices and the observed
+    /// conversation id. The agy lane runs one call at a time, so the newest transcript recovery
+    /// finds is this run's.
     pub fn run(
         &self,
         runner: &Runner<'_>,
         prepared: Prepared,
         opts: &RunOptions,
-        _turn: Turn,
     ) -> Result<(String, Vec<String>, Option<String>), String> {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
@@ -41,10 +39,10 @@ impl Agy {
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
         let (stdout, print_error) = match runner.execute(self.command(&invocation.args, stdin)) {
             Ok(stdout) => (stdout, None),
-            Err(failure @ (Failure::NotFound(_) | Failure::Overflow(_))) => {
-                return Err(failure.message().to_string());
+            Err(failure @ (Failure::NotFound { .. } | Failure::Overflow { .. })) => {
+                return Err(failure.to_string());
             }
-            Err(failure) if failure.is_terminal() => return Err(failure.message().to_string()),
+            Err(failure) if failure.is_terminal() => return Err(failure.to_string()),
             Err(failure) => {
                 if let Failure::Exit { stdout, .. } = &failure {
                     if let Some(verdict) = output::agy_result(stdout, via_stdin)
@@ -53,8 +51,9 @@ impl Agy {
                         return Err(verdict);
                     }
                 }
-                log::warn!("agy: print-mode failed ({}); trying recovery.", failure.message());
-                (String::new(), Some(failure.message().to_string()))
+                let failure = failure.to_string();
+                log::warn!("agy: print-mode failed ({failure}); trying recovery.");
+                (String::new(), Some(failure))
             }
         };
 
@@ -83,7 +82,7 @@ impl Agy {
     }
 
     /// agy's advertised flags, probed once per process (the first agy run pays for it, inside the
-    /// queue). A failed probe means no optional flags.
+    /// lane). A failed probe means no optional flags.
     pub fn capabilities(&self, runner: &Runner<'_>) -> AgyCaps {
         *self.caps.get_or_init(|| {
             let args = ["--help".to_string()];
@@ -103,7 +102,7 @@ impl Agy {
         let args = ["--output-format", "json", "models"].map(String::from);
         match runner.execute(self.command(&args, None)) {
             Ok(stdout) => output::models_or_fallback(Ok(&stdout)),
-            Err(failure) => output::models_or_fallback(Err(failure.message())),
+            Err(failure) => output::models_or_fallback(Err(&failure.to_string())),
         }
     }
 
