@@ -382,15 +382,6 @@ impl<'a> Runner<'a> {
         timeout: Duration,
         kind: Kind,
     ) -> Result<Finished, Failure> {
-        let started_ms =
-            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        if kind == Kind::Call {
-            log::info!(
-                "[{started_ms}] Starting: {} {}",
-                command.name,
-                redact::argv_shape(command.args)
-            );
-        }
         let start = Instant::now();
         let mut cmd = self::command(command.program, command.args);
         if command.stdin.is_some() {
@@ -403,6 +394,16 @@ impl<'a> Runner<'a> {
             // prompt). Probes are exempt: their answer is kept for the whole process.
             if kind != Kind::Probe && self.abort.load(Ordering::SeqCst) {
                 return Err(stopped());
+            }
+            if kind == Kind::Call {
+                let started_ms = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                log::info!(
+                    "[{started_ms}] Starting: {} {}",
+                    command.name,
+                    redact::argv_shape(command.args)
+                );
             }
             let child = match cmd.spawn() {
                 Ok(child) => child,

@@ -2,6 +2,7 @@
 //! tests), the argv each tool sends, the run ladder's branches, the queue, and the model tools.
 
 use std::fs;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
@@ -901,4 +902,90 @@ fn a_300_kb_json_schema_is_refused_before_spawning() {
         assert_eq!(text, expect, "a string schema, --help {help}");
     }
     assert!(fakes.prompt_runs().is_empty(), "nothing was spawned");
+}
+
+#[test]
+fn two_concurrent_image_calls_each_get_their_own_file() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_IMAGE", "nolink").env("FAKE_AGY_RESPONSE", "Here it is.").spawn();
+    // A conversation full of older images makes each call's scan for its image take a while. A
+    // second run that started before the first call's scan ended would write a newer image, in
+    // the directory scanned last (`c1`, the fake's conversation), that the first call would take.
+    // The busy conversation lives on a tmpfs where there is one: files are cheap to create there.
+    let shm = Path::new("/dev/shm");
+    let busy = if shm.is_dir() { TempDir::new_in(shm, "busy") } else { TempDir::new("busy") };
+    for n in 0..10_000 {
+        fs::File::create(busy.join(&format!("old_{n:05}.png"))).unwrap();
+    }
+    let brain = relay.home.join(".gemini/antigravity-cli/brain");
+    fs::create_dir_all(&brain).unwrap();
+    std::os::unix::fs::symlink(&busy.path, brain.join("a-busy-conversation")).unwrap();
+    let ids: Vec<Value> = (0..2)
+        .map(|n| {
+            relay.send_request(
+                "tools/call",
+                json!({"name": "gemini-image", "arguments": {"prompt": format!("image {n}")}}),
+            )
+        })
+        .collect();
+    let files: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let response = relay.response(id);
+            let text = response["result"]["content"][0]["text"].as_str().unwrap().to_string();
+            let file = text.split("*File: `").nth(1).and_then(|rest| rest.split('`').next());
+            match file {
+                Some(file) => file.to_string(),
+                None => relay.fail(&format!("no image file in {text}")),
+            }
+        })
+        .collect();
+    let c1 = brain.join("c1");
+    let expected =
+        [c1.join("image_1.png"), c1.join("image_2.png")].map(|p| p.display().to_string());
+    assert_eq!(files, expected, "each call reports the image its own run wrote");
+}
+
+#[test]
+fn a_queued_call_counts_the_calls_ahead_down_until_its_run_starts() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_SLEEP", "0.4").env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "40").spawn();
+    let ahead: Vec<Value> = (0..3)
+        .map(|n| {
+            relay.send_request(
+                "tools/call",
+                json!({"name": "gemini-ask", "arguments": {"prompt": format!("p{n}")}}),
+            )
+        })
+        .collect();
+    let fourth = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "p3"}, "_meta": {"progressToken": "q"}}),
+    );
+    for id in &ahead {
+        assert_eq!(relay.response(id)["result"]["isError"], false);
+    }
+    assert_eq!(relay.response(&fourth)["result"]["isError"], false);
+    let messages: Vec<String> = relay
+        .take_progress(&json!("q"))
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .collect();
+    let mut places: Vec<&str> = Vec::new();
+    let mut started = false;
+    for message in &messages {
+        match message.split_once("\n⏳ Queued for agy: ") {
+            Some((_, place)) => {
+                assert!(!started, "queued again after its run started: {messages:#?}");
+                if places.last() != Some(&place) {
+                    places.push(place);
+                }
+            }
+            None => started = !places.is_empty(),
+        }
+    }
+    assert_eq!(places, ["2 call(s) ahead", "1 call(s) ahead", "0 call(s) ahead"], "{messages:#?}");
+    assert!(started, "its run's progress follows: {messages:#?}");
 }

@@ -116,9 +116,9 @@ fn every_call_is_answered_when_the_relay_may_not_start_more_threads() {
 }
 
 #[test]
-fn a_call_without_a_worker_is_answered_and_frees_its_agy_turn() {
+fn a_call_without_a_worker_is_answered_and_the_agy_lane_moves_on() {
     // So little address space that hardly any worker can start: calls that get none are answered
-    // -32603 at once, their agy turns pass on, and the relay keeps serving.
+    // -32603 at once, the agy lane moves on to the next call, and the relay keeps serving.
     let fakes = Fakes::new();
     let mut relay = fakes
         .setup()
@@ -148,7 +148,7 @@ fn a_call_without_a_worker_is_answered_and_frees_its_agy_turn() {
     assert!(!refused.is_empty(), "the limit left room for every worker; lower it");
     assert!(refused[0]["error"]["message"].as_str().unwrap().contains("could not start a worker"));
     assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
-    // Every agy call was answered (none waits forever behind a turn that was never given back),
+    // Every agy call was answered (none waits forever behind a call that never left the lane),
     // and once the workers are free again a model call runs.
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "again"}));
     assert!(!is_error && text.contains("FAKE-ANSWER"), "{text}");

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay};
+use crate::util::{Fakes, Relay, wait_for_runs};
 
 fn gemini(fakes: &Fakes) -> crate::util::Setup {
     fakes.setup().env("GEMINI_MCP_BACKEND", "gemini")
@@ -14,15 +14,6 @@ fn gemini(fakes: &Fakes) -> crate::util::Setup {
 
 fn ask(relay: &mut Relay, args: Value) -> (String, bool) {
     relay.call_text("gemini-ask", args)
-}
-
-/// Waits until the fakes logged `n` prompt runs (the child is up).
-fn wait_for_runs(fakes: &Fakes, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fakes.prompt_runs().len() < n {
-        assert!(Instant::now() < deadline, "the fake never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]

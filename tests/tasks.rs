@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup};
+use crate::util::{Fakes, Relay, Setup, wait_for_runs};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -60,15 +60,6 @@ fn hanging_gemini(fakes: &Fakes) -> Relay {
         .env("FAKE_HANG", "1")
         .env("FAKE_GRANDCHILD", "1")
         .spawn()
-}
-
-/// Waits until the fakes logged `n` prompt runs.
-fn wait_for_runs(fakes: &Fakes, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fakes.prompt_runs().len() < n {
-        assert!(Instant::now() < deadline, "the fake never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn test_tools() -> Setup {
@@ -249,4 +240,64 @@ fn end_of_input_with_tasks_running_leaves_no_process_behind() {
     assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "no exit after end of input");
     let left = fakes.leftovers(relay.pid(), Duration::from_secs(1));
     assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
+    let fakes = Fakes::new();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("GEMINI_MCP_TEST_TOOLS", "1")
+        .env("FAKE_SLEEP", "0.3")
+        .spawn();
+    // 64 tasks hold every worker.
+    let fillers: Vec<Value> = (0..64)
+        .map(|_| {
+            let params = call_params("gemini-timeout-test", json!({"duration": 3000}), true);
+            relay.send_request("tools/call", params)
+        })
+        .collect();
+    let first = relay.response(&fillers[0])["result"]["taskId"].clone();
+    for id in &fillers[1..] {
+        relay.response(id);
+    }
+    // A synchronous call and a task wait for a worker, and are cancelled at once.
+    let call = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "cancelled call"}}),
+    );
+    relay.notify("notifications/cancelled", json!({"requestId": call}));
+    let task = start_task(&mut relay, "gemini-ask", json!({"prompt": "cancelled task"}));
+    let ack = relay.request("tasks/cancel", json!({"taskId": task["taskId"], "_meta": meta(true)}));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(get(&mut relay, &first)["result"]["status"], "working", "a worker was free");
+    // A call queued behind them gets a worker after them, once the fillers end.
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "after"}));
+    assert!(!is_error, "{text}");
+    let runs: Vec<String> = fakes.prompt_runs().iter().map(|run| run.stdin_text()).collect();
+    assert_eq!(runs, ["after"], "only the call that was not cancelled ran");
+    let stderr = relay.stderr();
+    assert_eq!(stderr.matches("Starting: gemini").count(), 1, "{stderr}");
+    assert_eq!(get(&mut relay, &task["taskId"])["result"]["status"], "cancelled");
+}
+
+#[test]
+fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "0.3").spawn();
+    let ids: Vec<Value> = ["first", "second", "third"]
+        .iter()
+        .map(|prompt| {
+            start_task(&mut relay, "gemini-ask", json!({"prompt": prompt}))["taskId"].clone()
+        })
+        .collect();
+    let ack = relay.request("tasks/cancel", json!({"taskId": ids[1], "_meta": meta(true)}));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(wait_done(&mut relay, &ids[2])["status"], "completed");
+    assert_eq!(get(&mut relay, &ids[0])["result"]["status"], "completed");
+    assert_eq!(get(&mut relay, &ids[1])["result"]["status"], "cancelled");
+    let prompts: Vec<String> = fakes.prompt_runs().iter().map(|run| run.stdin_text()).collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(prompts.iter().all(|prompt| !prompt.contains("second")), "{prompts:?}");
 }

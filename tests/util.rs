@@ -40,10 +40,14 @@ pub struct TempDir {
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
+        TempDir::new_in(&std::env::temp_dir(), name)
+    }
+
+    /// A directory under `root` (for example a tmpfs, where files are cheap to create).
+    pub fn new_in(root: &Path, name: &str) -> TempDir {
         let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir()
-            .join("gemini-relay-tests")
-            .join(format!("{name}-{}-{n}", std::process::id()));
+        let path =
+            root.join("gemini-relay-tests").join(format!("{name}-{}-{n}", std::process::id()));
         let _ = fs::remove_dir_all(&path);
         fs::create_dir_all(&path).unwrap();
         TempDir { path }
@@ -610,6 +614,15 @@ impl Fakes {
             }
             thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// Waits until the fakes logged `n` prompt runs (the child is up).
+pub fn wait_for_runs(fakes: &Fakes, n: usize) {
+    let deadline = Instant::now() + slack(TIMEOUT);
+    while fakes.prompt_runs().len() < n {
+        assert!(Instant::now() < deadline, "the fake never started");
+        thread::sleep(Duration::from_millis(10));
     }
 }
 
