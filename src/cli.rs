@@ -1,6 +1,7 @@
 //! The command line: `--version`, `--help`, `doctor`, `config <host>`, and serving MCP on stdio
 //! (logging and signal set-up, exit codes).
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::thread;
@@ -13,31 +14,44 @@ use crate::config::{self, Config};
 use crate::hosts::{self, Host};
 use crate::{logging, server, stdio, tools};
 
-/// Runs the command line (without the program name); returns the exit code.
-pub fn main(args: Vec<String>) -> ExitCode {
+/// Runs the command line (without the program name, whose path is never looked at); returns the
+/// exit code.
+pub fn main(args: Vec<OsString>) -> ExitCode {
     ExitCode::from(run(&args))
 }
 
-fn run(args: &[String]) -> u8 {
-    match args {
+fn run(args: &[OsString]) -> u8 {
+    let words: Vec<Option<&str>> = args.iter().map(|arg| arg.to_str()).collect();
+    match words[..] {
         [] => serve(),
-        [cmd] if cmd == "doctor" => doctor(),
-        [cmd, rest @ ..] if cmd == "config" => host_config(rest),
-        [flag] if flag == "--version" || flag == "-V" => {
+        [Some("doctor")] => doctor(),
+        [Some("config"), ..] => host_config(&args[1..]),
+        [Some("--version" | "-V")] => {
             // build.rs sets GEMINI_RELAY_BUILD to "<target>" or "<target>, <commit>".
             let version = env!("CARGO_PKG_VERSION");
             write_stdout(&format!("gemini-relay {version} ({})\n", env!("GEMINI_RELAY_BUILD")));
             0
         }
-        [flag] if flag == "--help" || flag == "-h" => {
+        [Some("--help" | "-h")] => {
             write_stdout(&usage());
             0
         }
-        [other, ..] => {
-            write_stderr(&format!("gemini-relay: unknown argument '{other}' (try --help)"));
+        _ => {
+            let shown = shown(&args[0]);
+            write_stderr(&format!("gemini-relay: unknown argument '{shown}' (try --help)"));
             2
         }
     }
+}
+
+/// A command-line word as one printable line: control characters and bytes that are not UTF-8
+/// escaped (`\n`, `\u{1b}`, `\xFF`).
+fn shown(arg: &OsStr) -> String {
+    let debug = format!("{arg:?}");
+    debug
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .map_or_else(|| debug.clone(), str::to_string)
 }
 
 fn serve() -> u8 {
@@ -80,14 +94,16 @@ fn doctor() -> u8 {
     if ready { 0 } else { 1 }
 }
 
-/// `gemini-relay config <host>`: the host's configuration on stdout and, for JSON, where it goes on
-/// stderr; exit 2 for a missing or unknown host, 1 when the binary's own path cannot be written.
-fn host_config(args: &[String]) -> u8 {
+/// `gemini-relay config <host>`: the host's configuration on stdout; where it goes, what its
+/// timeout means and any variable left out on stderr. Exit 2 for a missing or unknown host, 1 when
+/// the binary's own path cannot be written.
+fn host_config(args: &[OsString]) -> u8 {
+    let known = hosts::known_hosts();
     let host = match args {
-        [name] => match Host::parse(name) {
+        [name] => match name.to_str().and_then(Host::parse) {
             Some(host) => host,
             None => {
-                let known = hosts::known_hosts();
+                let name = shown(name);
                 write_stderr(&format!(
                     "gemini-relay: unknown host '{name}' (known hosts: {known})"
                 ));
@@ -95,7 +111,6 @@ fn host_config(args: &[String]) -> u8 {
             }
         },
         _ => {
-            let known = hosts::known_hosts();
             write_stderr(&format!("gemini-relay: usage: gemini-relay config <host> ({known})"));
             return 2;
         }
@@ -112,11 +127,27 @@ fn host_config(args: &[String]) -> u8 {
     let Some(binary) = binary.to_str() else {
         write_stderr(&format!(
             "gemini-relay: the binary's path is not UTF-8, so no host can be configured with it: {}",
-            binary.display()
+            shown(binary.as_os_str())
         ));
         return 1;
     };
-    let snippet = hosts::render(host, binary, &Config::from_process_env());
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => {
+            write_stderr(&format!("gemini-relay: cannot read the current directory: {err}"));
+            return 1;
+        }
+    };
+    let snippet = match hosts::render(host, binary, &cwd, &Config::from_process_env()) {
+        Ok(snippet) => snippet,
+        Err(err) => {
+            write_stderr(&format!("gemini-relay: {err}"));
+            return 1;
+        }
+    };
+    for warning in &snippet.warnings {
+        write_stderr(&format!("gemini-relay: warning: {warning}"));
+    }
     if !snippet.note.is_empty() {
         let _ = std::io::stderr().write_all(snippet.note.as_bytes());
     }
@@ -131,20 +162,42 @@ fn usage() -> String {
          Model Context Protocol.\n\n\
          USAGE:\n    gemini-relay                serve MCP on stdin/stdout\n    \
          gemini-relay doctor         print the gemini-doctor report; exit 0 when ready, 1 otherwise\n    \
-         gemini-relay config <host>  print a ready-to-paste MCP configuration for <host>, one of\n    \
-         \x20                           {}: this binary's path, the settings\n    \
-         \x20                           below that are set, and the host's tool timeout raised to the\n    \
-         \x20                           deadline plus 2 minutes\n    \
+         gemini-relay config <host>  print a ready-to-paste MCP configuration for <host>: this\n    \
+         \x20                           binary's path, the settings below that are set, and the\n    \
+         \x20                           host's tool timeout raised to the deadline plus 2 minutes;\n    \
+         \x20                           <host> is one of {}\n    \
          gemini-relay --version      print the version\n    \
          gemini-relay --help         print this help\n\n\
-         ENVIRONMENT (name, default, meaning):\n",
+         ENVIRONMENT (name and default, what it does, the values it takes):\n",
         env!("CARGO_PKG_VERSION"),
         hosts::known_hosts()
     );
-    for var in config::ENV_VARS {
-        text.push_str(&format!("    {:<32} {}\n        {}\n", var.name, var.default, var.meaning));
+    for var in config::VARS {
+        let plain = |markdown: &str| markdown.replace('`', "");
+        text.push_str(&format!("    {}  (default: {})\n", var.name, plain(&var.default_text())));
+        let body = format!("{} Values: {}.", plain(var.help), plain(&var.values_text()));
+        for line in wrap(&body, 92) {
+            text.push_str(&format!("        {line}\n"));
+        }
     }
     text
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// One line on stderr (a command-line error).

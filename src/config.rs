@@ -1,154 +1,255 @@
-//! Configuration: every environment variable the relay reads, read once at startup in this one
-//! place and turned into typed, clamped values. (The original read some "per call"; nothing
-//! outside the process can change its environment, so reading once is the same.) An invalid value
-//! logs one warning and falls back to its default; an out-of-range one is clamped with a warning.
+//! Configuration: the one table of the relay's environment variables (name, kind, default, range,
+//! help, whether `gemini-relay config` writes it), and `Config`, every value read once at startup
+//! through that table. Nothing outside the process can change its environment, so reading once is
+//! the same as reading per call. An invalid number logs one warning naming the variable and falls
+//! back to its default; an out-of-range one is clamped with a warning; nothing here is fatal.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::js;
 
-pub const DEFAULT_TIMEOUT_MINUTES: f64 = 45.0;
-pub const DEFAULT_PROGRESS_INTERVAL_MS: u64 = 25_000;
-pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
-pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
-
-/// The byte limits' range: 1 KiB to 1 GiB.
-const MIN_BYTES: u64 = 1024;
-const MAX_BYTES: u64 = 1024 * 1024 * 1024;
-/// The deadline's range: a millisecond to a week.
-const MAX_TIMEOUT_MINUTES: f64 = 7.0 * 24.0 * 60.0;
-/// The keepalive interval's range: 10 ms to an hour.
-const MIN_PROGRESS_INTERVAL_MS: u64 = 10;
-const MAX_PROGRESS_INTERVAL_MS: u64 = 3_600_000;
+/// What `GEMINI_MCP_BACKEND` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// Unset or blank: the date decides (agy since the Gemini CLI's retirement).
+    #[default]
+    Auto,
+    /// `agy` or `antigravity`, any case.
+    Agy,
+    /// `gemini`, any case.
+    Gemini,
+    /// Anything else, trimmed and lower-cased: answered by gemini with a warning on each call.
+    Unknown(String),
+}
 
 /// What the relay was configured with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Config {
+    /// `GEMINI_MCP_BACKEND`.
+    pub backend: BackendChoice,
+    /// `AGY_CLI_PATH`, trimmed, when set and non-empty.
+    pub agy_cli_path: Option<PathBuf>,
+    /// `GEMINI_CLI_PATH`, trimmed, when set and non-empty (used on Windows only).
+    pub gemini_cli_path: Option<PathBuf>,
     /// `GEMINI_MCP_TIMEOUT`: the deadline of every CLI run.
     pub timeout: Duration,
+    /// `AGY_PRINT_TIMEOUT`, trimmed, when set and non-empty.
+    pub agy_print_timeout: Option<String>,
+    /// `AGY_MCP_PTY`: PTY recovery on.
+    pub agy_pty: bool,
+    /// `GEMINI_MCP_TEST_TOOLS`: registers `gemini-timeout-test`.
+    pub test_tools: bool,
+    /// `GEMINI_MCP_MODEL`: the model of a call that names none (`None`: the CLI's default).
+    pub model: Option<String>,
+    /// `GEMINI_MCP_FALLBACK_MODEL`: the model a quota failure is retried with (`None`: off).
+    pub fallback_model: Option<String>,
     /// `GEMINI_MCP_PROGRESS_INTERVAL_MS`: the keepalive cadence.
     pub progress_interval: Duration,
     /// `GEMINI_MCP_MAX_MESSAGE_BYTES`: the largest JSON-RPC line accepted.
     pub max_message_bytes: usize,
     /// `GEMINI_MCP_MAX_OUTPUT_BYTES`: the cap on each of a child's stdout and stderr.
     pub max_output_bytes: usize,
-    /// `GEMINI_MCP_TEST_TOOLS`: registers `gemini-timeout-test`.
-    pub test_tools: bool,
-    /// `GEMINI_MCP_BACKEND`, trimmed and lower-cased; empty when unset.
-    pub backend: String,
-    /// `AGY_CLI_PATH`, trimmed, when set and non-empty.
-    pub agy_cli_path: Option<PathBuf>,
-    /// `AGY_PRINT_TIMEOUT`, trimmed, when set and non-empty.
-    pub agy_print_timeout: Option<String>,
-    /// `AGY_MCP_PTY`: `1`, `true` or `yes` (any case) turns PTY recovery on.
-    pub agy_pty: bool,
     /// `HOME`: locates `~/.local/bin/agy` and agy's conversation store.
     pub home: Option<PathBuf>,
-    /// The relay's own variables that are set, in `ENV_VARS` order, for `gemini-relay config`.
+    /// The table's variables that are set and non-empty, in table order, with their raw values.
     pub set: Vec<(&'static str, String)>,
 }
 
-/// One row of the `--help` environment table.
-pub struct EnvVar {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub meaning: &'static str,
+/// How a variable's value is read, with its default and range, and where it goes in `Config`.
+pub enum Kind {
+    /// Minutes as a number above 0 (fractions and exponents allowed), at most `max`.
+    Minutes { default: f64, max: f64, set: fn(&mut Config, Duration) },
+    /// A whole number from `min` to `max`.
+    Integer { default: u64, min: u64, max: u64, unit: Unit, set: fn(&mut Config, u64) },
+    /// On for `1`, `true` or `yes` (any case), off otherwise.
+    Switch { set: fn(&mut Config, bool) },
+    /// On for any non-empty value.
+    Flag { set: fn(&mut Config, bool) },
+    /// Trimmed text; blank is unset. `default` says what happens when it is unset.
+    Text { default: &'static str, set: fn(&mut Config, Option<String>) },
+    /// An executable's path, trimmed; blank is unset. `gemini-relay config` writes it absolute.
+    Path { default: &'static str, set: fn(&mut Config, Option<PathBuf>) },
+    /// The backend's name.
+    Backend { set: fn(&mut Config, BackendChoice) },
+    /// A model name or alias, trimmed; blank is the default. With a default, `off` (any case)
+    /// turns it off.
+    Model { default: Option<&'static str>, set: fn(&mut Config, Option<String>) },
+    /// The log filter, read by the logger itself.
+    LogFilter { default: &'static str },
 }
 
-/// Every environment variable of the relay's own, for `--help` and the README.
-pub const ENV_VARS: &[EnvVar] = &[
+/// The unit of an `Integer` variable.
+#[derive(Clone, Copy)]
+pub enum Unit {
+    Milliseconds,
+    Bytes,
+}
+
+/// One row of the table.
+pub struct EnvVar {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// What it does, in Markdown (the README's table shows it as is, `--help` without backticks).
+    pub help: &'static str,
+    /// Whether `gemini-relay config <host>` writes it into the host's configuration when it is set
+    /// and changes something.
+    pub carried: bool,
+    /// Read on Windows only.
+    pub windows_only: bool,
+}
+
+const WEEK_MINUTES: f64 = 7.0 * 24.0 * 60.0;
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+/// Every environment variable of the relay's own, in the order `--help`, the README and
+/// `gemini-relay config` list them.
+pub static VARS: &[EnvVar] = &[
     EnvVar {
         name: "GEMINI_MCP_BACKEND",
-        default: "agy (gemini before 2026-06-18)",
-        meaning: "backend: agy, antigravity or gemini",
+        kind: Kind::Backend { set: |c, v| c.backend = v },
+        help: "Which CLI answers. Any other value falls back to `gemini` with a warning. Setting \
+               it silences the one-time migration notice.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "AGY_CLI_PATH",
-        default: "~/.local/bin/agy if it exists, else agy on PATH",
-        meaning: "full path of the agy executable",
+        kind: Kind::Path {
+            default: "`~/.local/bin/agy` if it exists, else `agy` on `PATH`",
+            set: |c, v| c.agy_cli_path = v,
+        },
+        help: "Full path of the agy executable, resolved once.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
+        name: "GEMINI_CLI_PATH",
+        kind: Kind::Path { default: "`gemini` on `PATH`", set: |c, v| c.gemini_cli_path = v },
+        help: "Windows only: full path of the legacy gemini executable. Elsewhere it is ignored \
+               and `gemini` is found on `PATH`.",
+        carried: true,
+        windows_only: true,
     },
     EnvVar {
         name: "GEMINI_MCP_TIMEOUT",
-        default: "45",
-        meaning: "deadline of each CLI run, in minutes (fractions allowed, at most a week)",
+        kind: Kind::Minutes { default: 45.0, max: WEEK_MINUTES, set: |c, v| c.timeout = v },
+        help: "Deadline of each CLI run. Past it the CLI's whole process group is killed.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "AGY_PRINT_TIMEOUT",
-        default: "derived from GEMINI_MCP_TIMEOUT",
-        meaning: "value passed to agy --print-timeout, e.g. 30m",
+        kind: Kind::Text {
+            default: "derived: the deadline minus 60 s (half of it below 2 min)",
+            set: |c, v| c.agy_print_timeout = v,
+        },
+        help: "Value for agy's `--print-timeout` (a Go duration such as `30m`), passed verbatim.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "AGY_MCP_PTY",
-        default: "off",
-        meaning: "1/true/yes: recover agy output through a pseudo-terminal",
+        kind: Kind::Switch { set: |c, v| c.agy_pty = v },
+        help: "When an old agy build prints nothing on the argv path, rerun it under `script` (a \
+               pseudo-terminal).",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "GEMINI_MCP_TEST_TOOLS",
-        default: "unset",
-        meaning: "any non-empty value registers gemini-timeout-test",
+        kind: Kind::Flag { set: |c, v| c.test_tools = v },
+        help: "Registers `gemini-timeout-test`.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
+        name: "GEMINI_MCP_MODEL",
+        kind: Kind::Model { default: None, set: |c, v| c.model = v },
+        help: "The model of a call that names none (unset: the CLI's own default); \
+               `gemini-models` and `gemini-doctor` show it.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
+        name: "GEMINI_MCP_FALLBACK_MODEL",
+        kind: Kind::Model { default: Some("flash"), set: |c, v| c.fallback_model = v },
+        help: "A run that fails because its model's quota is exhausted is retried once with this \
+               model (never after a cancel or a timeout).",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "GEMINI_MCP_PROGRESS_INTERVAL_MS",
-        default: "25000",
-        meaning: "interval of progress keepalives, in milliseconds (10 to 3600000)",
+        kind: Kind::Integer {
+            default: 25_000,
+            min: 10,
+            max: 3_600_000,
+            unit: Unit::Milliseconds,
+            set: |c, v| c.progress_interval = Duration::from_millis(v),
+        },
+        help: "Interval of progress keepalives.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "GEMINI_MCP_MAX_MESSAGE_BYTES",
-        default: "67108864",
-        meaning: "largest JSON-RPC message accepted, in bytes (1 KiB to 1 GiB)",
+        kind: Kind::Integer {
+            default: 64 * MIB,
+            min: KIB,
+            max: GIB,
+            unit: Unit::Bytes,
+            set: |c, v| c.max_message_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+        },
+        help: "Largest JSON-RPC line accepted; longer lines get `-32600 Message too large` and \
+               are skipped unbuffered.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "GEMINI_MCP_MAX_OUTPUT_BYTES",
-        default: "67108864",
-        meaning: "cap on a CLI's stdout and on its stderr, in bytes (1 KiB to 1 GiB)",
+        kind: Kind::Integer {
+            default: 64 * MIB,
+            min: KIB,
+            max: GIB,
+            unit: Unit::Bytes,
+            set: |c, v| c.max_output_bytes = usize::try_from(v).unwrap_or(usize::MAX),
+        },
+        help: "Cap on a CLI's stdout and on its stderr; past it the CLI is stopped and the call \
+               fails.",
+        carried: true,
+        windows_only: false,
     },
     EnvVar {
         name: "RUST_LOG",
-        default: "info",
-        meaning: "stderr log filter (error, warn, info, debug)",
+        kind: Kind::LogFilter { default: "info" },
+        help: "stderr log filter. `gemini-relay config` leaves it out, because a shell often sets \
+               it for other programs: add it to the host's configuration by hand to debug the \
+               relay.",
+        carried: false,
+        windows_only: false,
     },
 ];
 
 impl Config {
     /// Reads the configuration through `get` (the process environment in production).
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Config {
-        let text =
-            |name: &str| get(name).map(|v| js::trim(&v).to_string()).filter(|v| !v.is_empty());
-        let set = ENV_VARS
-            .iter()
-            .filter(|var| var.name != "RUST_LOG")
-            .filter_map(|var| Some((var.name, get(var.name).filter(|v| !v.is_empty())?)))
-            .collect();
-        Config {
-            timeout: timeout(get("GEMINI_MCP_TIMEOUT").as_deref()),
-            progress_interval: Duration::from_millis(integer(
-                "GEMINI_MCP_PROGRESS_INTERVAL_MS",
-                get("GEMINI_MCP_PROGRESS_INTERVAL_MS").as_deref(),
-                DEFAULT_PROGRESS_INTERVAL_MS,
-                (MIN_PROGRESS_INTERVAL_MS, MAX_PROGRESS_INTERVAL_MS),
-            )),
-            max_message_bytes: integer(
-                "GEMINI_MCP_MAX_MESSAGE_BYTES",
-                get("GEMINI_MCP_MAX_MESSAGE_BYTES").as_deref(),
-                DEFAULT_MAX_MESSAGE_BYTES,
-                (MIN_BYTES, MAX_BYTES),
-            ) as usize,
-            max_output_bytes: integer(
-                "GEMINI_MCP_MAX_OUTPUT_BYTES",
-                get("GEMINI_MCP_MAX_OUTPUT_BYTES").as_deref(),
-                DEFAULT_MAX_OUTPUT_BYTES,
-                (MIN_BYTES, MAX_BYTES),
-            ) as usize,
-            test_tools: get("GEMINI_MCP_TEST_TOOLS").is_some_and(|v| !v.is_empty()),
-            backend: text("GEMINI_MCP_BACKEND").unwrap_or_default().to_lowercase(),
-            agy_cli_path: text("AGY_CLI_PATH").map(PathBuf::from),
-            agy_print_timeout: text("AGY_PRINT_TIMEOUT"),
-            agy_pty: text("AGY_MCP_PTY")
-                .is_some_and(|v| matches!(v.to_lowercase().as_str(), "1" | "true" | "yes")),
+        let mut config = Config {
             home: get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
-            set,
+            ..Config::default()
+        };
+        for var in VARS {
+            let raw = get(var.name);
+            if let Some(warning) = var.read(raw.as_deref(), &mut config) {
+                log::warn!("{warning}");
+            }
+            if let Some(raw) = raw.filter(|raw| !raw.is_empty()) {
+                config.set.push((var.name, raw));
+            }
         }
+        config
     }
 
     /// The raw value of one of the relay's variables, when set and non-empty.
@@ -162,47 +263,199 @@ impl Config {
     }
 }
 
-/// `GEMINI_MCP_TIMEOUT`: minutes as a number (decimals and exponents); finite and positive
-/// → `round(minutes × 60000)` ms, at most a week; otherwise the default.
-fn timeout(raw: Option<&str>) -> Duration {
-    let default = Duration::from_millis((DEFAULT_TIMEOUT_MINUTES * 60_000.0) as u64);
-    let Some(trimmed) = raw.map(str::trim).filter(|raw| !raw.is_empty()) else { return default };
-    let minutes = match trimmed.parse::<f64>() {
-        Ok(minutes) if minutes.is_finite() && minutes > 0.0 => minutes,
-        _ => {
-            log::warn!(
-                "GEMINI_MCP_TIMEOUT={trimmed:?} is not a positive number of minutes; using 45"
-            );
-            return default;
+impl EnvVar {
+    /// Stores the value of `raw` (unset when `None`) in `config`; returns the warning for an
+    /// invalid or out-of-range number.
+    fn read(&self, raw: Option<&str>, config: &mut Config) -> Option<String> {
+        let name = self.name;
+        let text = raw.map(js::trim).filter(|text| !text.is_empty());
+        match self.kind {
+            Kind::Minutes { default, max, set } => {
+                let (value, warning) = minutes(name, text, default, max);
+                set(config, value);
+                warning
+            }
+            Kind::Integer { default, min, max, set, .. } => {
+                let (value, warning) = integer(name, text, default, (min, max));
+                set(config, value);
+                warning
+            }
+            Kind::Switch { set } => {
+                set(config, switch(text));
+                None
+            }
+            Kind::Flag { set } => {
+                set(config, raw.is_some_and(|raw| !raw.is_empty()));
+                None
+            }
+            Kind::Text { set, .. } => {
+                set(config, text.map(str::to_string));
+                None
+            }
+            Kind::Path { set, .. } => {
+                set(config, text.map(PathBuf::from));
+                None
+            }
+            Kind::Backend { set } => {
+                set(config, backend(text));
+                None
+            }
+            Kind::Model { default, set } => {
+                set(config, model(text, default));
+                None
+            }
+            Kind::LogFilter { .. } => None,
         }
-    };
-    if minutes > MAX_TIMEOUT_MINUTES {
-        log::warn!(
-            "GEMINI_MCP_TIMEOUT={trimmed:?} is more than a week; using {MAX_TIMEOUT_MINUTES}"
-        );
     }
-    let minutes = minutes.min(MAX_TIMEOUT_MINUTES);
-    Duration::from_millis((minutes * 60_000.0).round().max(1.0) as u64)
+
+    /// Whether the set value `raw` changes anything: a number that comes out at its default (its
+    /// default written out, or an invalid value that falls back to it) does not, nor does a switch
+    /// left off, a model equal to its default, a blank text, or a variable of another platform.
+    pub fn changes_something(&self, raw: &str) -> bool {
+        if self.windows_only && !cfg!(windows) {
+            return false;
+        }
+        let name = self.name;
+        let text = Some(js::trim(raw)).filter(|text| !text.is_empty());
+        match self.kind {
+            Kind::Minutes { default, max, .. } => {
+                minutes(name, text, default, max).0 != minutes(name, None, default, max).0
+            }
+            Kind::Integer { default, min, max, .. } => {
+                integer(name, text, default, (min, max)).0 != default
+            }
+            Kind::Switch { .. } => switch(text),
+            Kind::Flag { .. } => !raw.is_empty(),
+            Kind::Text { .. } | Kind::Path { .. } | Kind::Backend { .. } => text.is_some(),
+            Kind::Model { default, .. } => model(text, default) != model(None, default),
+            Kind::LogFilter { default } => text != Some(default),
+        }
+    }
+
+    /// Whether the value is a path, written absolute by `gemini-relay config`.
+    pub fn is_path(&self) -> bool {
+        matches!(self.kind, Kind::Path { .. })
+    }
+
+    /// The default, in Markdown.
+    pub fn default_text(&self) -> String {
+        match self.kind {
+            Kind::Minutes { default, .. } => format!("`{default}`"),
+            Kind::Integer { default, unit: Unit::Bytes, .. } => {
+                format!("`{default}` ({})", bytes(default))
+            }
+            Kind::Integer { default, .. } => format!("`{default}`"),
+            Kind::Switch { .. } => "off".to_string(),
+            Kind::Flag { .. } | Kind::Model { default: None, .. } => "unset".to_string(),
+            Kind::Model { default: Some(default), .. } => format!("`{default}`"),
+            Kind::Text { default, .. } | Kind::Path { default, .. } => default.to_string(),
+            Kind::Backend { .. } => "`agy` (it was `gemini` before 2026-06-18)".to_string(),
+            Kind::LogFilter { default } => format!("`{default}`"),
+        }
+    }
+
+    /// The values it takes, in Markdown.
+    pub fn values_text(&self) -> String {
+        match self.kind {
+            Kind::Minutes { max, .. } => {
+                format!("minutes above 0, fractions allowed (`0.5` is 30 s), at most `{max}`")
+            }
+            Kind::Integer { min, max, unit: Unit::Milliseconds, .. } => {
+                format!("`{min}` to `{max}` ms")
+            }
+            Kind::Integer { min, max, unit: Unit::Bytes, .. } => {
+                format!("`{min}` to `{max}` bytes ({} to {})", bytes(min), bytes(max))
+            }
+            Kind::Switch { .. } => "`1`, `true` or `yes` (any case) is on".to_string(),
+            Kind::Flag { .. } => "any non-empty value is on".to_string(),
+            Kind::Text { .. } => "text".to_string(),
+            Kind::Path { .. } => "a path".to_string(),
+            Kind::Backend { .. } => "`agy`, `antigravity` or `gemini`, any case".to_string(),
+            Kind::Model { default: None, .. } => "a model name or alias".to_string(),
+            Kind::Model { default: Some(_), .. } => {
+                "a model name or alias, or `off` (no retry)".to_string()
+            }
+            Kind::LogFilter { .. } => {
+                "`error`, `warn`, `info`, `debug` or an env_logger filter".to_string()
+            }
+        }
+    }
+}
+
+/// `n` bytes as the largest binary unit that divides it, e.g. `64 MiB`.
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= GIB && n % GIB == 0 => format!("{} GiB", n / GIB),
+        n if n >= MIB && n % MIB == 0 => format!("{} MiB", n / MIB),
+        n if n >= KIB && n % KIB == 0 => format!("{} KiB", n / KIB),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Minutes as a number (decimals and exponents); finite and positive → `round(minutes × 60000)`
+/// ms, at most `max`; otherwise the default.
+fn minutes(name: &str, text: Option<&str>, default: f64, max: f64) -> (Duration, Option<String>) {
+    let duration =
+        |minutes: f64| Duration::from_millis((minutes * 60_000.0).round().max(1.0) as u64);
+    let Some(text) = text else { return (duration(default), None) };
+    match text.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 && n <= max => (duration(n), None),
+        Ok(n) if n.is_finite() && n > max => (
+            duration(max),
+            Some(format!("{name}={text:?} is more than {max} minutes; using {max}")),
+        ),
+        _ => (
+            duration(default),
+            Some(format!("{name}={text:?} is not a positive number of minutes; using {default}")),
+        ),
+    }
 }
 
 /// A positive integer within `range`: invalid → the default, out of range → the nearest bound,
 /// each with a warning.
-fn integer(name: &str, raw: Option<&str>, default: u64, (min, max): (u64, u64)) -> u64 {
-    let Some(raw) = raw.map(str::trim) else { return default };
-    let n = match raw.parse::<u64>() {
+fn integer(
+    name: &str,
+    text: Option<&str>,
+    default: u64,
+    (min, max): (u64, u64),
+) -> (u64, Option<String>) {
+    let Some(text) = text else { return (default, None) };
+    let n = match text.parse::<u64>() {
         Ok(n) if n > 0 => n,
         // Too many digits for u64 is still a number, and far above the range.
-        Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => u64::MAX,
+        Err(_) if text.bytes().all(|b| b.is_ascii_digit()) => u64::MAX,
         _ => {
-            log::warn!("{name}={raw:?} is not a positive integer; using {default}");
-            return default;
+            return (
+                default,
+                Some(format!("{name}={text:?} is not a positive integer; using {default}")),
+            );
         }
     };
     let clamped = n.clamp(min, max);
-    if clamped != n {
-        log::warn!("{name}={raw:?} is out of range ({min} to {max}); using {clamped}");
+    let warning = (clamped != n)
+        .then(|| format!("{name}={text:?} is out of range ({min} to {max}); using {clamped}"));
+    (clamped, warning)
+}
+
+fn switch(text: Option<&str>) -> bool {
+    text.is_some_and(|text| matches!(text.to_lowercase().as_str(), "1" | "true" | "yes"))
+}
+
+fn backend(text: Option<&str>) -> BackendChoice {
+    let Some(text) = text else { return BackendChoice::Auto };
+    match text.to_lowercase().as_str() {
+        "agy" | "antigravity" => BackendChoice::Agy,
+        "gemini" => BackendChoice::Gemini,
+        other => BackendChoice::Unknown(other.to_string()),
     }
-    clamped
+}
+
+fn model(text: Option<&str>, default: Option<&str>) -> Option<String> {
+    match text {
+        Some(text) if default.is_some() && text.eq_ignore_ascii_case("off") => None,
+        Some(text) => Some(text.to_string()),
+        None => default.map(str::to_string),
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +466,13 @@ mod tests {
         Config::from_env(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
     }
 
+    impl EnvVar {
+        /// The row named `name`.
+        fn named(name: &str) -> Option<&'static EnvVar> {
+            VARS.iter().find(|var| var.name == name)
+        }
+    }
+
     #[test]
     fn defaults() {
         let c = config(&[]);
@@ -221,8 +481,11 @@ mod tests {
         assert_eq!(c.max_message_bytes, 64 * 1024 * 1024);
         assert_eq!(c.max_output_bytes, 64 * 1024 * 1024);
         assert!(!c.test_tools && !c.agy_pty);
-        assert_eq!(c.backend, "");
-        assert!(c.agy_cli_path.is_none() && c.agy_print_timeout.is_none() && c.home.is_none());
+        assert_eq!(c.backend, BackendChoice::Auto);
+        assert!(c.agy_cli_path.is_none() && c.gemini_cli_path.is_none());
+        assert!(c.agy_print_timeout.is_none() && c.home.is_none());
+        assert_eq!(c.model, None);
+        assert_eq!(c.fallback_model.as_deref(), Some("flash"));
         assert!(c.set.is_empty());
     }
 
@@ -253,7 +516,7 @@ mod tests {
             ("GEMINI_MCP_MAX_OUTPUT_BYTES", "0"),
         ]);
         assert_eq!(c.progress_interval, Duration::from_millis(25_000));
-        assert_eq!(c.max_output_bytes, DEFAULT_MAX_OUTPUT_BYTES as usize);
+        assert_eq!(c.max_output_bytes, 64 << 20);
         assert_eq!(
             config(&[("GEMINI_MCP_PROGRESS_INTERVAL_MS", "50")]).progress_interval.as_millis(),
             50
@@ -273,22 +536,79 @@ mod tests {
     }
 
     #[test]
+    fn each_invalid_number_gets_one_warning_naming_its_variable() {
+        let warn = |name: &str, raw: &str| {
+            EnvVar::named(name).unwrap().read(Some(raw), &mut Config::default())
+        };
+        assert_eq!(
+            warn("GEMINI_MCP_TIMEOUT", "soon").as_deref(),
+            Some("GEMINI_MCP_TIMEOUT=\"soon\" is not a positive number of minutes; using 45")
+        );
+        assert_eq!(
+            warn("GEMINI_MCP_TIMEOUT", "1e9").as_deref(),
+            Some("GEMINI_MCP_TIMEOUT=\"1e9\" is more than 10080 minutes; using 10080")
+        );
+        assert_eq!(
+            warn("GEMINI_MCP_MAX_OUTPUT_BYTES", "5").as_deref(),
+            Some(
+                "GEMINI_MCP_MAX_OUTPUT_BYTES=\"5\" is out of range (1024 to 1073741824); using 1024"
+            )
+        );
+        assert_eq!(
+            warn("GEMINI_MCP_PROGRESS_INTERVAL_MS", "-1").as_deref(),
+            Some("GEMINI_MCP_PROGRESS_INTERVAL_MS=\"-1\" is not a positive integer; using 25000")
+        );
+        for (name, fine) in [
+            ("GEMINI_MCP_TIMEOUT", "10080"),
+            ("GEMINI_MCP_PROGRESS_INTERVAL_MS", "10"),
+            ("GEMINI_MCP_MAX_MESSAGE_BYTES", " 1024 "),
+            ("AGY_MCP_PTY", "maybe"),
+            ("GEMINI_MCP_BACKEND", "bogus"),
+        ] {
+            assert_eq!(warn(name, fine), None, "{name}={fine}");
+        }
+    }
+
+    #[test]
     fn any_non_empty_test_tools_value_registers() {
         assert!(config(&[("GEMINI_MCP_TEST_TOOLS", "0")]).test_tools);
         assert!(!config(&[("GEMINI_MCP_TEST_TOOLS", "")]).test_tools);
     }
 
     #[test]
-    fn backend_and_agy_settings_are_trimmed() {
+    fn the_backend_is_a_choice_and_an_unknown_name_is_kept() {
+        let backend = |raw: &str| config(&[("GEMINI_MCP_BACKEND", raw)]).backend;
+        assert_eq!(backend(" Antigravity "), BackendChoice::Agy);
+        assert_eq!(backend("AGY"), BackendChoice::Agy);
+        assert_eq!(backend("Gemini"), BackendChoice::Gemini);
+        assert_eq!(backend("  "), BackendChoice::Auto);
+        assert_eq!(backend(" Bogus "), BackendChoice::Unknown("bogus".to_string()));
+    }
+
+    #[test]
+    fn models_are_trimmed_and_the_fallback_can_be_off() {
+        let c = config(&[("GEMINI_MCP_MODEL", " pro "), ("GEMINI_MCP_FALLBACK_MODEL", " OFF ")]);
+        assert_eq!(c.model.as_deref(), Some("pro"));
+        assert_eq!(c.fallback_model, None);
+        let c = config(&[("GEMINI_MCP_MODEL", "off"), ("GEMINI_MCP_FALLBACK_MODEL", " ")]);
+        assert_eq!(c.model.as_deref(), Some("off"));
+        assert_eq!(c.fallback_model.as_deref(), Some("flash"));
+        let c = config(&[("GEMINI_MCP_FALLBACK_MODEL", "gemini-3.1-pro-high")]);
+        assert_eq!(c.fallback_model.as_deref(), Some("gemini-3.1-pro-high"));
+    }
+
+    #[test]
+    fn paths_and_agy_settings_are_trimmed() {
         let c = config(&[
             ("GEMINI_MCP_BACKEND", " Antigravity "),
             ("AGY_CLI_PATH", " /opt/agy "),
+            ("GEMINI_CLI_PATH", " C:\\gemini.cmd "),
             ("AGY_PRINT_TIMEOUT", " 30m "),
             ("AGY_MCP_PTY", " Yes "),
             ("HOME", "/home/u"),
         ]);
-        assert_eq!(c.backend, "antigravity");
         assert_eq!(c.agy_cli_path, Some(PathBuf::from("/opt/agy")));
+        assert_eq!(c.gemini_cli_path, Some(PathBuf::from("C:\\gemini.cmd")));
         assert_eq!(c.agy_print_timeout.as_deref(), Some("30m"));
         assert!(c.agy_pty);
         assert_eq!(c.home, Some(PathBuf::from("/home/u")));
@@ -297,12 +617,79 @@ mod tests {
             [
                 ("GEMINI_MCP_BACKEND", " Antigravity ".to_string()),
                 ("AGY_CLI_PATH", " /opt/agy ".to_string()),
+                ("GEMINI_CLI_PATH", " C:\\gemini.cmd ".to_string()),
                 ("AGY_PRINT_TIMEOUT", " 30m ".to_string()),
                 ("AGY_MCP_PTY", " Yes ".to_string()),
             ]
         );
         for off in ["0", "no", "", "on"] {
             assert!(!config(&[("AGY_MCP_PTY", off)]).agy_pty, "{off}");
+        }
+    }
+
+    #[test]
+    fn a_value_at_its_default_changes_nothing() {
+        let changes = |name: &str, raw: &str| EnvVar::named(name).unwrap().changes_something(raw);
+        assert!(!changes("GEMINI_MCP_TIMEOUT", "45"));
+        assert!(!changes("GEMINI_MCP_TIMEOUT", "4.5e1"));
+        assert!(!changes("GEMINI_MCP_TIMEOUT", "never"));
+        assert!(changes("GEMINI_MCP_TIMEOUT", "46"));
+        assert!(!changes("GEMINI_MCP_MAX_OUTPUT_BYTES", "67108864"));
+        assert!(changes("GEMINI_MCP_MAX_OUTPUT_BYTES", "5"));
+        assert!(!changes("AGY_MCP_PTY", "no"));
+        assert!(changes("AGY_MCP_PTY", "TRUE"));
+        assert!(!changes("GEMINI_MCP_FALLBACK_MODEL", " flash "));
+        assert!(changes("GEMINI_MCP_FALLBACK_MODEL", "off"));
+        assert!(changes("GEMINI_MCP_MODEL", "pro"));
+        assert!(!changes("AGY_PRINT_TIMEOUT", "   "));
+        assert!(changes("GEMINI_MCP_BACKEND", "agy"));
+        assert!(changes("GEMINI_MCP_TEST_TOOLS", "0"));
+        assert_eq!(changes("GEMINI_CLI_PATH", "C:\\gemini.cmd"), cfg!(windows));
+    }
+
+    /// The README's "Environment variables" table, row by row, as its four cells.
+    fn readme_rows() -> Vec<[String; 4]> {
+        let readme = include_str!("../README.md");
+        let mut lines =
+            readme.lines().skip_while(|line| *line != "| Variable | Default | Values | Meaning |");
+        assert!(lines.next().is_some(), "README has no environment table");
+        lines
+            .skip(1)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| {
+                let cells: Vec<String> = line
+                    .strip_prefix("| ")
+                    .and_then(|line| line.strip_suffix(" |"))
+                    .unwrap_or_else(|| panic!("malformed README row: {line}"))
+                    .split(" | ")
+                    .map(str::to_string)
+                    .collect();
+                cells.try_into().unwrap_or_else(|cells| panic!("not four cells: {cells:?}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_table_is_this_table() {
+        let expected: Vec<[String; 4]> = VARS
+            .iter()
+            .map(|var| {
+                [format!("`{}`", var.name), var.default_text(), var.values_text(), var.help.into()]
+            })
+            .collect();
+        assert_eq!(readme_rows(), expected);
+    }
+
+    #[test]
+    fn rows_that_config_leaves_out_say_so() {
+        for var in VARS {
+            assert_eq!(
+                var.help.contains("`gemini-relay config` leaves it out"),
+                !var.carried,
+                "{}",
+                var.name
+            );
+            assert!(!var.help.contains(" | "), "{} would split its README cell", var.name);
         }
     }
 }

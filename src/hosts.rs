@@ -1,13 +1,17 @@
-//! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex,
-//! Gemini CLI, Qwen Code and opencode, with the running binary's path, the relay's own variables that
-//! change something, and the host's tool timeout raised to the relay's deadline plus 2 minutes.
+//! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex, Gemini
+//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path, the
+//! relay's variables that change something (paths made absolute, values the host would rewrite left
+//! out with a warning), and the host's tool timeout raised to the relay's deadline plus 2 minutes
+//! where the host has one.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
 use crate::backend::agy::args::sh_single_quote;
 use crate::config::{self, Config};
+use crate::js;
 
 /// A host that `gemini-relay config` writes a configuration for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,23 +21,34 @@ pub enum Host {
     Gemini,
     Qwen,
     Opencode,
+    Cursor,
+    Agy,
 }
 
 /// A host's configuration, split by where it goes.
 #[derive(Debug)]
 pub struct Snippet {
-    /// The configuration itself, for stdout: valid shell, TOML or JSON, with its explanation in
-    /// comments where the format has them.
+    /// The configuration itself, for stdout: shell commands, TOML or JSON that the host (or a
+    /// shell) takes as it is.
     pub text: String,
-    /// Where the snippet goes and why its timeout is there, for stderr, when the format has no
-    /// comments (JSON); empty otherwise.
+    /// Where the snippet goes and what its timeout means, for stderr, when the format has no
+    /// comments (JSON) or is pasted into a shell; empty otherwise.
     pub note: String,
+    /// One line per variable left out because the host would rewrite its value, for stderr.
+    pub warnings: Vec<String>,
 }
 
 impl Host {
     /// Every host, in the order messages name them.
-    pub const ALL: [Host; 5] =
-        [Host::Claude, Host::Codex, Host::Gemini, Host::Qwen, Host::Opencode];
+    pub const ALL: [Host; 7] = [
+        Host::Claude,
+        Host::Codex,
+        Host::Gemini,
+        Host::Qwen,
+        Host::Opencode,
+        Host::Cursor,
+        Host::Agy,
+    ];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
@@ -43,6 +58,8 @@ impl Host {
             Host::Gemini => "gemini",
             Host::Qwen => "qwen",
             Host::Opencode => "opencode",
+            Host::Cursor => "cursor",
+            Host::Agy => "agy",
         }
     }
 
@@ -50,6 +67,46 @@ impl Host {
     pub fn parse(name: &str) -> Option<Host> {
         Host::ALL.into_iter().find(|host| host.name() == name)
     }
+
+    /// The product's own name, for messages.
+    fn title(self) -> &'static str {
+        match self {
+            Host::Claude => "Claude Code",
+            Host::Codex => "Codex",
+            Host::Gemini => "Gemini CLI",
+            Host::Qwen => "Qwen Code",
+            Host::Opencode => "opencode",
+            Host::Cursor => "Cursor",
+            Host::Agy => "Antigravity CLI",
+        }
+    }
+
+    /// The substitution syntax in `value` that this host expands when it reads its configuration,
+    /// if any. None of these hosts has an escape for it, so such a value cannot be written safely.
+    /// Claude Code expands `${VAR}` in every MCP configuration; Cursor expands `${env:NAME}`,
+    /// `${userHome}` and the like; Gemini CLI and Qwen Code expand `$VAR` and `${VAR}`, and so is
+    /// the Antigravity CLI's file taken to; opencode expands `{env:VAR}` and `{file:path}`; Codex
+    /// expands nothing.
+    fn substitution(self, value: &str) -> Option<&'static str> {
+        match self {
+            Host::Claude | Host::Cursor => value.contains("${").then_some("${...}"),
+            Host::Gemini | Host::Qwen | Host::Agy => {
+                dollar_reference(value).then_some("$NAME or ${...}")
+            }
+            Host::Opencode => ["{env:", "{file:"]
+                .into_iter()
+                .find(|syntax| value.contains(syntax))
+                .map(|syntax| if syntax == "{env:" { "{env:...}" } else { "{file:...}" }),
+            Host::Codex => None,
+        }
+    }
+}
+
+/// Whether `value` holds a `$` followed by `{` or a word character: what Gemini CLI replaces.
+fn dollar_reference(value: &str) -> bool {
+    value.as_bytes().windows(2).any(|pair| {
+        pair[0] == b'$' && (pair[1] == b'{' || pair[1] == b'_' || pair[1].is_ascii_alphanumeric())
+    })
 }
 
 /// The known host names, comma-separated, for messages.
@@ -58,31 +115,32 @@ pub fn known_hosts() -> String {
 }
 
 /// The configuration that makes `host` launch the relay at `binary` (an absolute path) with the
-/// variables of `config` that change something.
-pub fn render(host: Host, binary: &str, config: &Config) -> Snippet {
-    let facts = Facts::new(binary, config);
-    match host {
-        Host::Claude => claude(&facts),
-        Host::Codex => codex(&facts),
-        Host::Gemini => Snippet {
-            text: json_text(&mcp_servers(&facts)),
-            note: gemini_note("Gemini CLI", ".gemini", &facts),
-        },
-        Host::Qwen => Snippet {
-            text: json_text(&mcp_servers(&facts)),
-            note: gemini_note("Qwen Code", ".qwen", &facts),
-        },
-        Host::Opencode => opencode(&facts),
+/// variables of `config` that change something; relative paths among them are resolved against
+/// `cwd`. Fails when the binary's own path holds syntax the host would expand.
+pub fn render(host: Host, binary: &str, cwd: &Path, config: &Config) -> Result<Snippet, String> {
+    if let Some(syntax) = host.substitution(binary) {
+        return Err(format!(
+            "the binary's path {binary:?} contains {syntax}, which {} would expand; install \
+             gemini-relay under a path without it",
+            host.title()
+        ));
     }
+    let facts = Facts::new(host, binary, cwd, config);
+    let (text, note) = match host {
+        Host::Claude => claude(&facts),
+        Host::Codex => (codex(&facts), String::new()),
+        Host::Gemini => (json_text(&gemini(&facts)), gemini_note(host, ".gemini", &facts)),
+        Host::Qwen => (json_text(&gemini(&facts)), gemini_note(host, ".qwen", &facts)),
+        Host::Opencode => opencode(&facts),
+        Host::Cursor => (json_text(&plain_mcp_servers(&facts)), cursor_note(&facts)),
+        Host::Agy => (json_text(&plain_mcp_servers(&facts)), agy_note(&facts)),
+    };
+    Ok(Snippet { text, note, warnings: facts.warnings })
 }
 
 /// What the host waits beyond the relay's deadline, so that the relay's own timeout result (with
 /// the CLI's partial output) reaches the host instead of the host's cut.
 const MARGIN: Duration = Duration::from_secs(120);
-
-/// Claude Code's own tool-call timeout when `MCP_TOOL_TIMEOUT` is unset: 100,000,000 ms, about
-/// 28 hours (Claude Code 2.1.332).
-const CLAUDE_DEFAULT_TOOL_TIMEOUT_MS: u64 = 100_000_000;
 
 /// The server's name in every host's configuration.
 const NAME: &str = "gemini-relay";
@@ -90,88 +148,114 @@ const NAME: &str = "gemini-relay";
 /// What every host's configuration is made of.
 struct Facts<'a> {
     binary: &'a str,
-    /// The relay's variables that change something, in `ENV_VARS` order, with their raw values.
-    env: Vec<(&'static str, &'a str)>,
+    /// The relay's variables that change something, in table order, with the values to write.
+    env: Vec<(&'static str, String)>,
+    /// The variables left out, one warning line each.
+    warnings: Vec<String>,
+    /// The relay's deadline.
+    deadline: Duration,
     /// The relay's deadline plus `MARGIN`, in milliseconds.
     timeout_ms: u64,
 }
 
 impl<'a> Facts<'a> {
-    fn new(binary: &'a str, config: &'a Config) -> Facts<'a> {
-        let env = config
-            .set
-            .iter()
-            .filter(|(name, _)| changes_something(name, config))
-            .map(|(name, value)| (*name, value.as_str()))
-            .collect();
-        let timeout_ms = u64::try_from((config.timeout + MARGIN).as_millis()).unwrap_or(u64::MAX);
-        Facts { binary, env, timeout_ms }
+    fn new(host: Host, binary: &'a str, cwd: &Path, config: &Config) -> Facts<'a> {
+        let mut env = Vec::new();
+        let mut warnings = Vec::new();
+        for var in config::VARS.iter().filter(|var| var.carried) {
+            let Some(raw) = config.raw(var.name).filter(|raw| var.changes_something(raw)) else {
+                continue;
+            };
+            let value = if var.is_path() {
+                match absolute(cwd, raw) {
+                    Some(path) => path,
+                    None => {
+                        warnings.push(format!(
+                            "{} is left out: its absolute path is not valid UTF-8",
+                            var.name
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                raw.to_string()
+            };
+            match host.substitution(&value) {
+                Some(syntax) => warnings.push(format!(
+                    "{} is left out: {} would expand the {syntax} in its value, and has no way \
+                     to escape it",
+                    var.name,
+                    host.title()
+                )),
+                None => env.push((var.name, value)),
+            }
+        }
+        let deadline = config.timeout;
+        let timeout_ms = u64::try_from((deadline + MARGIN).as_millis()).unwrap_or(u64::MAX);
+        Facts { binary, env, warnings, deadline, timeout_ms }
     }
 
     /// The host timeout in whole seconds, rounded up so that it never falls short of the deadline.
     fn timeout_secs(&self) -> u64 {
         self.timeout_ms.div_ceil(1000)
     }
-}
 
-/// Whether the relay's variable `name`, which is set, changes anything: a numeric variable that
-/// comes out at its default (its default written out, or an invalid value that falls back to it)
-/// does not, nor does an `AGY_MCP_PTY` that leaves recovery off. The others always do: the
-/// backend's default depends on the date and setting it silences the migration notice, and the
-/// agy path and print timeout have no fixed default.
-fn changes_something(name: &str, config: &Config) -> bool {
-    match name {
-        "GEMINI_MCP_TIMEOUT" => {
-            config.timeout != Duration::from_secs_f64(config::DEFAULT_TIMEOUT_MINUTES * 60.0)
-        }
-        "GEMINI_MCP_PROGRESS_INTERVAL_MS" => {
-            config.progress_interval != Duration::from_millis(config::DEFAULT_PROGRESS_INTERVAL_MS)
-        }
-        "GEMINI_MCP_MAX_MESSAGE_BYTES" => {
-            config.max_message_bytes as u64 != config::DEFAULT_MAX_MESSAGE_BYTES
-        }
-        "GEMINI_MCP_MAX_OUTPUT_BYTES" => {
-            config.max_output_bytes as u64 != config::DEFAULT_MAX_OUTPUT_BYTES
-        }
-        "AGY_MCP_PTY" => config.agy_pty,
-        _ => true,
+    /// The relay's deadline in minutes, for notes.
+    fn deadline_minutes(&self) -> f64 {
+        self.deadline.as_millis() as f64 / 60_000.0
     }
 }
 
-/// Claude Code: a `claude mcp add` command line; `MCP_TOOL_TIMEOUT` only when its default is too
-/// short.
-fn claude(facts: &Facts) -> Snippet {
-    let mut command = format!("claude mcp add --scope user {NAME}");
-    for (name, value) in &facts.env {
-        command.push_str(" -e ");
-        command.push_str(&shell_word(&format!("{name}={value}")));
-    }
-    command.push_str(" -- ");
-    command.push_str(&shell_word(facts.binary));
-    let mut text = String::from(
-        "# Claude Code: run this once in a shell (--scope user: for all your projects).\n",
-    );
+/// `raw` (trimmed, as the relay reads it) as an absolute path: a host starts the relay inside each
+/// project, so a relative path would name a file of whatever project it is started in.
+fn absolute(cwd: &Path, raw: &str) -> Option<String> {
+    let path: std::path::PathBuf = cwd.join(js::trim(raw)).components().collect();
+    path.to_str().map(str::to_string)
+}
+
+// Claude Code's texts. Claude Code's own tool-call timeout when `MCP_TOOL_TIMEOUT` is unset is
+// 100,000,000 ms, about 28 hours (Claude Code 2.1.332).
+const CLAUDE_DEFAULT_TOOL_TIMEOUT_MS: u64 = 100_000_000;
+const CLAUDE_WHERE: &str =
+    "Claude Code: run the command above once in a shell (--scope user: for all your projects).";
+
+/// What the claude snippet's note says about the host's timeout.
+fn claude_timeout_note(facts: &Facts) -> String {
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
-        text.push_str(&format!(
-            "{command}\n\
-             # Claude Code gives up on a tool call after {CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms, before \
-             the relay's deadline plus 2 minutes:\n\
-             # start it with this variable set (or put it under \"env\" in ~/.claude/settings.json).\n\
-             export MCP_TOOL_TIMEOUT={}\n",
+        format!(
+            "Claude Code gives up on a tool call after {CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms, before \
+             the relay's deadline plus 2 minutes: start Claude Code from the shell that ran the \
+             export line, or put MCP_TOOL_TIMEOUT={} under \"env\" in ~/.claude/settings.json.",
             facts.timeout_ms
-        ));
+        )
     } else {
-        text.push_str(&format!(
-            "# No timeout to raise: Claude Code's own ({CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms) outlasts \
-             the relay's deadline plus 2 minutes.\n\
-             {command}\n"
-        ));
+        format!(
+            "No timeout to raise: Claude Code's own ({CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms) outlasts \
+             the relay's deadline plus 2 minutes."
+        )
     }
-    Snippet { text, note: String::new() }
+}
+
+/// Claude Code: a `claude mcp add` command line, and `export MCP_TOOL_TIMEOUT` only when its
+/// default is too short. The commands carry no comment, so they paste into any shell, zsh without
+/// `interactive_comments` included; their explanation is the note.
+fn claude(facts: &Facts) -> (String, String) {
+    let mut text = format!("claude mcp add --scope user {NAME}");
+    for (name, value) in &facts.env {
+        text.push_str(" -e ");
+        text.push_str(&shell_word(&format!("{name}={value}")));
+    }
+    text.push_str(" -- ");
+    text.push_str(&shell_word(facts.binary));
+    text.push('\n');
+    if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
+        text.push_str(&format!("export MCP_TOOL_TIMEOUT={}\n", facts.timeout_ms));
+    }
+    (text, format!("{CLAUDE_WHERE}\n{}\n", claude_timeout_note(facts)))
 }
 
 /// Codex: a `[mcp_servers.gemini-relay]` table for `config.toml`.
-fn codex(facts: &Facts) -> Snippet {
+fn codex(facts: &Facts) -> String {
     let mut text = format!(
         "# Codex: add this to ~/.codex/config.toml (or to a trusted project's .codex/config.toml).\n\
          [mcp_servers.{NAME}]\n\
@@ -191,32 +275,44 @@ fn codex(facts: &Facts) -> Snippet {
          tool_timeout_sec = {}\n",
         facts.timeout_secs()
     ));
-    Snippet { text, note: String::new() }
+    text
 }
 
-/// Gemini CLI and Qwen Code: an `mcpServers` entry for `settings.json`.
-fn mcp_servers(facts: &Facts) -> Value {
+/// The `mcpServers` entry of Cursor and the Antigravity CLI: command and environment.
+fn server_entry(facts: &Facts) -> Map<String, Value> {
     let mut server = Map::new();
     server.insert("command".into(), facts.binary.into());
     if !facts.env.is_empty() {
         server.insert("env".into(), env_object(facts));
     }
+    server
+}
+
+/// Cursor's and the Antigravity CLI's `mcpServers` file, which has no timeout field.
+fn plain_mcp_servers(facts: &Facts) -> Value {
+    json!({ "mcpServers": { NAME: server_entry(facts) } })
+}
+
+/// Gemini CLI and Qwen Code: an `mcpServers` entry for `settings.json`, with its timeout.
+fn gemini(facts: &Facts) -> Value {
+    let mut server = server_entry(facts);
     server.insert("timeout".into(), facts.timeout_ms.into());
     json!({ "mcpServers": { NAME: server } })
 }
 
 /// Where Gemini CLI's or Qwen Code's snippet goes (`dir` is its settings directory) and why.
-fn gemini_note(host: &str, dir: &str, facts: &Facts) -> String {
+fn gemini_note(host: Host, dir: &str, facts: &Facts) -> String {
+    let title = host.title();
     format!(
-        "{host}: merge this into ~/{dir}/settings.json (or into the project's {dir}/settings.json).\n\
-         \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: {host} would otherwise stop a \
+        "{title}: merge this into ~/{dir}/settings.json (or into the project's {dir}/settings.json).\n\
+         \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: {title} would otherwise stop a \
          long call after 600000 ms.\n",
         facts.timeout_ms
     )
 }
 
 /// opencode: an `mcp` entry for `opencode.json`.
-fn opencode(facts: &Facts) -> Snippet {
+fn opencode(facts: &Facts) -> (String, String) {
     let mut server = Map::new();
     server.insert("type".into(), "local".into());
     server.insert("command".into(), json!([facts.binary]));
@@ -225,21 +321,59 @@ fn opencode(facts: &Facts) -> Snippet {
     }
     server.insert("enabled".into(), true.into());
     server.insert("timeout".into(), facts.timeout_ms.into());
-    Snippet {
-        text: json_text(&json!({ "mcp": { NAME: server } })),
-        note: format!(
-            "opencode: merge this into ~/.config/opencode/opencode.json (or into the project's \
-             opencode.json).\n\
-             \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: opencode applies it to \
-             every request to the relay, tool calls included.\n",
-            facts.timeout_ms
-        ),
-    }
+    let note = format!(
+        "opencode: merge this into ~/.config/opencode/opencode.json (or into the project's \
+         opencode.json).\n\
+         \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: opencode applies it to every \
+         request to the relay, tool calls included.\n",
+        facts.timeout_ms
+    );
+    (json_text(&json!({ "mcp": { NAME: server } })), note)
+}
+
+/// Where Cursor's snippet goes and what bounds a call.
+fn cursor_note(facts: &Facts) -> String {
+    format!(
+        "Cursor: merge this into ~/.cursor/mcp.json (or into the project's .cursor/mcp.json).\n\
+         Cursor's mcp.json has no tool timeout to raise, so each call is bounded by the relay's \
+         deadline ({} min); if Cursor gives up on a long call first, lower GEMINI_MCP_TIMEOUT.\n",
+        facts.deadline_minutes()
+    )
+}
+
+/// How long the Antigravity CLI waits for a tool call: about 180 s, with no setting to change it.
+const AGY_TOOL_LIMIT: Duration = Duration::from_secs(180);
+
+/// Where the Antigravity CLI's snippet goes and what its limit means for long calls.
+fn agy_note(facts: &Facts) -> String {
+    let limit = AGY_TOOL_LIMIT.as_secs();
+    let timing = if facts.deadline < AGY_TOOL_LIMIT {
+        format!(
+            "agy stops a tool call after about {limit} s and has no MCP tasks; the relay's \
+             deadline ({} min) ends first, so its own timeout result reaches agy.",
+            facts.deadline_minutes()
+        )
+    } else {
+        format!(
+            "agy stops a tool call after about {limit} s, long before the relay's deadline ({} \
+             min), and has neither MCP tasks nor a timeout setting in mcp_config.json, so a longer \
+             call is cut: set GEMINI_MCP_TIMEOUT=2.5 before running this command to get the \
+             relay's own timeout result, with what the CLI printed so far, instead.",
+            facts.deadline_minutes()
+        )
+    };
+    format!(
+        "Antigravity CLI (agy): merge this into ~/.gemini/config/mcp_config.json (or into the \
+         project's .agents/mcp_config.json), then restart agy.\n{timing}\n"
+    )
 }
 
 fn env_object(facts: &Facts) -> Value {
-    let env: Map<String, Value> =
-        facts.env.iter().map(|(name, value)| (name.to_string(), Value::from(*value))).collect();
+    let env: Map<String, Value> = facts
+        .env
+        .iter()
+        .map(|(name, value)| (name.to_string(), Value::from(value.as_str())))
+        .collect();
     Value::Object(env)
 }
 
@@ -286,17 +420,45 @@ mod tests {
     use super::*;
 
     const BINARY: &str = "/path/to/gemini-relay";
+    const CWD: &str = "/home/u/project";
 
     fn config(pairs: &[(&str, &str)]) -> Config {
         Config::from_env(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
     }
 
+    fn snippet(host: Host, pairs: &[(&str, &str)]) -> Snippet {
+        render(host, BINARY, Path::new(CWD), &config(pairs)).unwrap()
+    }
+
     fn text(host: Host, pairs: &[(&str, &str)]) -> String {
-        render(host, BINARY, &config(pairs)).text
+        snippet(host, pairs).text
     }
 
     fn json(host: Host, pairs: &[(&str, &str)]) -> Value {
         serde_json::from_str(&text(host, pairs)).unwrap()
+    }
+
+    /// The `gemini-relay` server entry of a JSON host's snippet.
+    fn server(host: Host, pairs: &[(&str, &str)]) -> Value {
+        let json = json(host, pairs);
+        let servers = if host == Host::Opencode { &json["mcp"] } else { &json["mcpServers"] };
+        servers["gemini-relay"].clone()
+    }
+
+    /// The environment a host's snippet gives the relay, as JSON (Claude's and Codex's parsed by
+    /// hand from their one-line forms).
+    fn env_of(host: Host, pairs: &[(&str, &str)]) -> Value {
+        match host {
+            Host::Opencode => server(host, pairs)["environment"].clone(),
+            Host::Claude | Host::Codex => {
+                let c = config(pairs);
+                let facts = Facts::new(host, BINARY, Path::new(CWD), &c);
+                let env: Map<String, Value> =
+                    facts.env.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+                if env.is_empty() { Value::Null } else { Value::Object(env) }
+            }
+            _ => server(host, pairs)["env"].clone(),
+        }
     }
 
     /// The value of `key = …` in the Codex table.
@@ -311,10 +473,10 @@ mod tests {
         for host in Host::ALL {
             assert_eq!(Host::parse(host.name()), Some(host));
         }
-        for bad in ["", "Claude", "codex ", "cursor", "gemini-cli"] {
+        for bad in ["", "Claude", "codex ", "antigravity", "gemini-cli", "Cursor"] {
             assert_eq!(Host::parse(bad), None, "{bad:?}");
         }
-        assert_eq!(known_hosts(), "claude, codex, gemini, qwen, opencode");
+        assert_eq!(known_hosts(), "claude, codex, gemini, qwen, opencode, cursor, agy");
     }
 
     #[test]
@@ -327,7 +489,7 @@ mod tests {
              # The relay's deadline plus 2 minutes: Codex would otherwise stop a long call first.\n\
              tool_timeout_sec = 2820\n"
         );
-        assert!(render(Host::Codex, BINARY, &config(&[])).note.is_empty());
+        assert!(snippet(Host::Codex, &[]).note.is_empty());
     }
 
     #[test]
@@ -341,7 +503,7 @@ mod tests {
                 }}})
             );
         }
-        let note = render(Host::Qwen, BINARY, &config(&[])).note;
+        let note = snippet(Host::Qwen, &[]).note;
         assert!(note.starts_with("Qwen Code: merge this into ~/.qwen/settings.json"), "{note}");
         assert!(note.contains("\"timeout\" (2820000 ms)"), "{note}");
     }
@@ -357,18 +519,47 @@ mod tests {
                 "timeout": 2_820_000
             }}})
         );
-        let note = render(Host::Opencode, BINARY, &config(&[])).note;
+        let note = snippet(Host::Opencode, &[]).note;
         assert!(note.contains("~/.config/opencode/opencode.json"), "{note}");
     }
 
     #[test]
-    fn claude_default_needs_no_timeout() {
+    fn cursor_and_agy_default_to_a_bare_mcp_servers_entry() {
+        for host in [Host::Cursor, Host::Agy] {
+            assert_eq!(
+                json(host, &[]),
+                json!({"mcpServers": {"gemini-relay": {"command": "/path/to/gemini-relay"}}})
+            );
+        }
+        let note = snippet(Host::Cursor, &[]).note;
+        assert!(note.starts_with("Cursor: merge this into ~/.cursor/mcp.json (or into the project's .cursor/mcp.json).\n"), "{note}");
+        assert!(note.contains("deadline (45 min)"), "{note}");
+        let note = snippet(Host::Agy, &[]).note;
+        assert!(note.contains("~/.gemini/config/mcp_config.json"), "{note}");
+        assert!(note.contains(".agents/mcp_config.json"), "{note}");
+        assert!(note.contains("about 180 s, long before the relay's deadline (45 min)"), "{note}");
+        assert!(note.contains("GEMINI_MCP_TIMEOUT=2.5"), "{note}");
+        // A deadline under agy's own limit reaches agy first.
+        let note = snippet(Host::Agy, &[("GEMINI_MCP_TIMEOUT", "2.5")]).note;
+        assert!(note.contains("deadline (2.5 min) ends first"), "{note}");
         assert_eq!(
-            text(Host::Claude, &[]),
-            "# Claude Code: run this once in a shell (--scope user: for all your projects).\n\
-             # No timeout to raise: Claude Code's own (100000000 ms) outlasts the relay's deadline \
-             plus 2 minutes.\n\
-             claude mcp add --scope user gemini-relay -- /path/to/gemini-relay\n"
+            server(Host::Agy, &[("GEMINI_MCP_TIMEOUT", "2.5")])["env"],
+            json!({"GEMINI_MCP_TIMEOUT": "2.5"})
+        );
+    }
+
+    #[test]
+    fn claude_default_needs_no_timeout_and_its_commands_carry_no_comment() {
+        let snippet = snippet(Host::Claude, &[]);
+        assert_eq!(
+            snippet.text,
+            "claude mcp add --scope user gemini-relay -- /path/to/gemini-relay\n"
+        );
+        assert_eq!(
+            snippet.note,
+            "Claude Code: run the command above once in a shell (--scope user: for all your projects).\n\
+             No timeout to raise: Claude Code's own (100000000 ms) outlasts the relay's deadline \
+             plus 2 minutes.\n"
         );
     }
 
@@ -377,14 +568,12 @@ mod tests {
         let sixty = [("GEMINI_MCP_TIMEOUT", "60")];
         assert_eq!(codex_value(&sixty, "tool_timeout_sec").as_deref(), Some("3720"));
         assert_eq!(codex_value(&sixty, "env").as_deref(), Some("{ GEMINI_MCP_TIMEOUT = \"60\" }"));
-        for host in [Host::Gemini, Host::Qwen] {
-            let server = &json(host, &sixty)["mcpServers"]["gemini-relay"];
-            assert_eq!(server["timeout"], 3_720_000);
-            assert_eq!(server["env"], json!({"GEMINI_MCP_TIMEOUT": "60"}));
+        for host in [Host::Gemini, Host::Qwen, Host::Opencode] {
+            assert_eq!(server(host, &sixty)["timeout"], 3_720_000);
         }
-        let server = &json(Host::Opencode, &sixty)["mcp"]["gemini-relay"];
-        assert_eq!(server["timeout"], 3_720_000);
-        assert_eq!(server["environment"], json!({"GEMINI_MCP_TIMEOUT": "60"}));
+        for host in Host::ALL {
+            assert_eq!(env_of(host, &sixty), json!({"GEMINI_MCP_TIMEOUT": "60"}), "{host:?}");
+        }
         assert!(text(Host::Claude, &sixty).contains(" -e GEMINI_MCP_TIMEOUT=60 -- "));
         assert!(!text(Host::Claude, &sixty).contains("MCP_TOOL_TIMEOUT"));
     }
@@ -394,12 +583,12 @@ mod tests {
         // Half a minute: 30 s + 2 min.
         let half = [("GEMINI_MCP_TIMEOUT", "0.5")];
         assert_eq!(codex_value(&half, "tool_timeout_sec").as_deref(), Some("150"));
-        assert_eq!(json(Host::Gemini, &half)["mcpServers"]["gemini-relay"]["timeout"], 150_000);
+        assert_eq!(server(Host::Gemini, &half)["timeout"], 150_000);
         // 1.0001 minutes is 60,006 ms: the host gets 180,006 ms, or 181 whole seconds (never 180,
         // which would cut the call 6 ms before the relay's own deadline).
         let odd = [("GEMINI_MCP_TIMEOUT", "1.0001")];
         assert_eq!(codex_value(&odd, "tool_timeout_sec").as_deref(), Some("181"));
-        assert_eq!(json(Host::Opencode, &odd)["mcp"]["gemini-relay"]["timeout"], 180_006);
+        assert_eq!(server(Host::Opencode, &odd)["timeout"], 180_006);
         // An exponent, and a value past a week (clamped to a week like the deadline itself).
         let exp = [("GEMINI_MCP_TIMEOUT", "1.5e1")];
         assert_eq!(codex_value(&exp, "tool_timeout_sec").as_deref(), Some("1020"));
@@ -414,12 +603,16 @@ mod tests {
             !text(Host::Claude, &[("GEMINI_MCP_TIMEOUT", "1664")]).contains("MCP_TOOL_TIMEOUT")
         );
         // 1,665 minutes + 2 is 100,020,000 ms.
-        let text = text(Host::Claude, &[("GEMINI_MCP_TIMEOUT", "1665")]);
-        assert!(text.ends_with("\nexport MCP_TOOL_TIMEOUT=100020000\n"), "{text}");
+        let snippet = snippet(Host::Claude, &[("GEMINI_MCP_TIMEOUT", "1665")]);
+        assert_eq!(
+            snippet.text,
+            "claude mcp add --scope user gemini-relay -e GEMINI_MCP_TIMEOUT=1665 -- /path/to/gemini-relay\n\
+             export MCP_TOOL_TIMEOUT=100020000\n"
+        );
         assert!(
-            text.contains(
-                "claude mcp add --scope user gemini-relay -e GEMINI_MCP_TIMEOUT=1665 -- "
-            )
+            snippet.note.contains("MCP_TOOL_TIMEOUT=100020000 under \"env\""),
+            "{}",
+            snippet.note
         );
     }
 
@@ -431,11 +624,13 @@ mod tests {
             ("GEMINI_MCP_MAX_MESSAGE_BYTES", "67108864"),
             ("GEMINI_MCP_MAX_OUTPUT_BYTES", "not a number"),
             ("AGY_MCP_PTY", "0"),
+            ("GEMINI_MCP_FALLBACK_MODEL", "flash"),
             ("GEMINI_MCP_BACKEND", "agy"),
             ("GEMINI_MCP_TEST_TOOLS", "1"),
+            ("RUST_LOG", "debug"),
         ];
         assert_eq!(
-            json(Host::Gemini, &pairs)["mcpServers"]["gemini-relay"]["env"],
+            server(Host::Gemini, &pairs)["env"],
             json!({"GEMINI_MCP_BACKEND": "agy", "GEMINI_MCP_TEST_TOOLS": "1"})
         );
         let pairs = [
@@ -443,15 +638,87 @@ mod tests {
             ("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100"),
             ("AGY_MCP_PTY", "yes"),
             ("AGY_CLI_PATH", "/opt/agy"),
+            ("GEMINI_MCP_MODEL", "pro"),
+            ("GEMINI_MCP_FALLBACK_MODEL", "off"),
             ("HOME", "/home/u"),
         ];
-        // In `ENV_VARS` order, raw values, and never a variable that is not the relay's own.
+        // In table order, raw values, and never a variable that is not the relay's own.
         assert_eq!(
             codex_value(&pairs, "env").as_deref(),
             Some(
-                "{ AGY_CLI_PATH = \"/opt/agy\", AGY_MCP_PTY = \"yes\", \
-                 GEMINI_MCP_PROGRESS_INTERVAL_MS = \"100\", GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }"
+                "{ AGY_CLI_PATH = \"/opt/agy\", AGY_MCP_PTY = \"yes\", GEMINI_MCP_MODEL = \"pro\", \
+                 GEMINI_MCP_FALLBACK_MODEL = \"off\", GEMINI_MCP_PROGRESS_INTERVAL_MS = \"100\", \
+                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }"
             )
+        );
+    }
+
+    #[test]
+    fn relative_cli_paths_are_written_absolute() {
+        for raw in ["tools/agy", "./tools/agy", " tools//agy "] {
+            for host in Host::ALL {
+                assert_eq!(
+                    env_of(host, &[("AGY_CLI_PATH", raw)]),
+                    json!({"AGY_CLI_PATH": "/home/u/project/tools/agy"}),
+                    "{host:?} {raw:?}"
+                );
+            }
+        }
+        assert_eq!(
+            env_of(Host::Codex, &[("AGY_CLI_PATH", "/opt/agy")]),
+            json!({"AGY_CLI_PATH": "/opt/agy"})
+        );
+        assert_eq!(
+            absolute(Path::new(CWD), "../bin/gemini.cmd").as_deref(),
+            Some("/home/u/project/../bin/gemini.cmd")
+        );
+    }
+
+    #[test]
+    fn values_a_host_would_expand_are_left_out_with_a_warning() {
+        // (host, a value it would expand, a value it leaves alone)
+        let cases = [
+            (Host::Claude, "/opt/${HOME}/agy", "/opt/$HOME/{env:HOME}/agy"),
+            (Host::Cursor, "/opt/${userHome}/agy", "/opt/$HOME/agy"),
+            (Host::Gemini, "/opt/$HOME/agy", "/opt/$-/{env:HOME}/agy"),
+            (Host::Qwen, "/opt/${HOME}/agy", "/opt/a$/agy"),
+            (Host::Agy, "/opt/$_x/agy", "/opt/$/agy"),
+            (Host::Opencode, "/opt/{env:HOME}/agy", "/opt/${HOME}/agy"),
+            (Host::Opencode, "/opt/{file:~/.ssh/id}/agy", "/opt/{files}/agy"),
+        ];
+        for (host, expanded, kept) in cases {
+            let pairs = [("AGY_CLI_PATH", expanded), ("GEMINI_MCP_TEST_TOOLS", "1")];
+            assert_eq!(env_of(host, &pairs), json!({"GEMINI_MCP_TEST_TOOLS": "1"}), "{host:?}");
+            let warnings = snippet(host, &pairs).warnings;
+            assert_eq!(warnings.len(), 1, "{host:?}: {warnings:?}");
+            assert!(warnings[0].starts_with("AGY_CLI_PATH is left out: "), "{warnings:?}");
+            assert!(warnings[0].contains(host.title()), "{warnings:?}");
+            assert_eq!(
+                env_of(host, &[("AGY_CLI_PATH", kept)]),
+                json!({"AGY_CLI_PATH": kept}),
+                "{host:?}"
+            );
+            assert!(snippet(host, &[("AGY_CLI_PATH", kept)]).warnings.is_empty());
+        }
+        // Codex expands nothing.
+        let all = "/opt/$HOME/${HOME}/{env:HOME}/{file:x}/agy";
+        assert_eq!(env_of(Host::Codex, &[("AGY_CLI_PATH", all)]), json!({"AGY_CLI_PATH": all}));
+        // Any variable, not only paths.
+        let warnings = snippet(Host::Gemini, &[("GEMINI_MCP_MODEL", "$MODEL")]).warnings;
+        assert_eq!(
+            warnings,
+            ["GEMINI_MCP_MODEL is left out: Gemini CLI would expand the $NAME or ${...} in its \
+              value, and has no way to escape it"]
+        );
+    }
+
+    #[test]
+    fn a_binary_path_a_host_would_expand_is_refused() {
+        let err = render(Host::Gemini, "/opt/$HOME/gemini-relay", Path::new(CWD), &config(&[]))
+            .unwrap_err();
+        assert!(err.contains("\"/opt/$HOME/gemini-relay\" contains $NAME or ${...}"), "{err}");
+        assert!(
+            render(Host::Codex, "/opt/$HOME/gemini-relay", Path::new(CWD), &config(&[])).is_ok()
         );
     }
 
@@ -479,33 +746,34 @@ mod tests {
     #[test]
     fn awkward_paths_and_values_are_escaped_in_every_format() {
         let binary = r#"/opt/my "relay" \dir/it's/gemini-relay"#;
-        let value = "C:\\agy \"x\"\n'y'\t$z";
+        let value = "/C:\\agy \"x\"\n'y'\tz";
         let config = config(&[("AGY_CLI_PATH", value)]);
+        let cwd = Path::new(CWD);
         // JSON: what goes in comes back out.
-        for host in [Host::Gemini, Host::Qwen] {
-            let parsed: Value = serde_json::from_str(&render(host, binary, &config).text).unwrap();
+        for host in [Host::Gemini, Host::Qwen, Host::Cursor, Host::Agy] {
+            let text = render(host, binary, cwd, &config).unwrap().text;
+            let parsed: Value = serde_json::from_str(&text).unwrap();
             assert_eq!(parsed["mcpServers"]["gemini-relay"]["command"], binary);
             assert_eq!(parsed["mcpServers"]["gemini-relay"]["env"]["AGY_CLI_PATH"], value);
         }
         let parsed: Value =
-            serde_json::from_str(&render(Host::Opencode, binary, &config).text).unwrap();
+            serde_json::from_str(&render(Host::Opencode, binary, cwd, &config).unwrap().text)
+                .unwrap();
         assert_eq!(parsed["mcp"]["gemini-relay"]["command"], json!([binary]));
         assert_eq!(parsed["mcp"]["gemini-relay"]["environment"]["AGY_CLI_PATH"], value);
         // TOML: each value is one escaped basic string on its own line.
-        let codex = render(Host::Codex, binary, &config).text;
+        let codex = render(Host::Codex, binary, cwd, &config).unwrap().text;
         assert!(
             codex.contains(r#"command = "/opt/my \"relay\" \\dir/it's/gemini-relay""#),
             "{codex}"
         );
-        assert!(codex.contains(r#"env = { AGY_CLI_PATH = "C:\\agy \"x\"\n'y'\t$z" }"#), "{codex}");
+        assert!(codex.contains(r#"env = { AGY_CLI_PATH = "/C:\\agy \"x\"\n'y'\tz" }"#), "{codex}");
         // Shell: single-quoted words.
-        let claude = render(Host::Claude, binary, &config).text;
-        assert!(
-            claude.ends_with(
-                "claude mcp add --scope user gemini-relay -e 'AGY_CLI_PATH=C:\\agy \"x\"\n'\\''y'\\''\t$z' \
-                 -- '/opt/my \"relay\" \\dir/it'\\''s/gemini-relay'\n"
-            ),
-            "{claude}"
+        let claude = render(Host::Claude, binary, cwd, &config).unwrap().text;
+        assert_eq!(
+            claude,
+            "claude mcp add --scope user gemini-relay -e 'AGY_CLI_PATH=/C:\\agy \"x\"\n'\\''y'\\''\tz' \
+             -- '/opt/my \"relay\" \\dir/it'\\''s/gemini-relay'\n"
         );
     }
 
@@ -513,7 +781,7 @@ mod tests {
     fn the_readme_shows_every_default_configuration() {
         let readme = include_str!("../README.md");
         for host in Host::ALL {
-            let snippet = render(host, BINARY, &config(&[]));
+            let snippet = snippet(host, &[]);
             assert!(
                 readme.contains(&snippet.text),
                 "README lacks the {} block:\n{}",

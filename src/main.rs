@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    gemini_relay::cli::main(std::env::args().skip(1).collect())
+    gemini_relay::cli::main(std::env::args_os().skip(1).collect())
 }

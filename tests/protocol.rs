@@ -609,9 +609,13 @@ fn command_line_version_help_and_unknown_arguments() {
         "GEMINI_MCP_MAX_MESSAGE_BYTES",
         "GEMINI_MCP_MAX_OUTPUT_BYTES",
         "RUST_LOG",
+        "GEMINI_MCP_MODEL",
+        "GEMINI_MCP_FALLBACK_MODEL",
+        "GEMINI_CLI_PATH",
     ] {
-        assert!(help.contains(var), "--help lacks {var}");
+        assert!(help.contains(&format!("\n    {var}  (default: ")), "--help lacks {var}");
     }
+    assert!(help.contains("(default: 45)\n        Deadline of each CLI run."), "{help}");
 
     let out = relay_cli(&["--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
@@ -619,6 +623,54 @@ fn command_line_version_help_and_unknown_arguments() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--frobnicate"));
+}
+
+/// Arguments that are not UTF-8: an unknown one is a one-line error, and the program's own path is
+/// never looked at.
+#[cfg(unix)]
+#[test]
+fn arguments_that_are_not_utf8_are_one_line_errors_and_the_binary_path_never_matters() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let out = util::relay_command().arg(OsStr::from_bytes(b"\xff")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "gemini-relay: unknown argument '\\xFF' (try --help)\n"
+    );
+    let out =
+        util::relay_command().arg("config").arg(OsStr::from_bytes(b"co\xffdex")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("gemini-relay: unknown host 'co\\xFFdex' (known hosts: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // Installed under a directory whose name is not UTF-8, it still serves.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(OsStr::from_bytes(format!("bad-{}-\u{1}", std::process::id()).as_bytes()))
+        .join(OsStr::from_bytes(b"\xff"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("gemini-relay");
+    std::fs::copy(util::relay_bin(), &binary).unwrap();
+    let mut relay = util::relay_command_for(&binary)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    relay.stdin.take().unwrap().write_all(format!("{initialize}\n").as_bytes()).unwrap();
+    let out = relay.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let answer: Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "gemini-relay", "{answer}");
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
 
 #[test]
@@ -878,7 +930,7 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
     let binary = dir.join("gemini-relay");
     std::fs::hard_link(util::relay_bin(), &binary).unwrap();
     let path = std::fs::canonicalize(&binary).unwrap().to_str().unwrap().to_string();
-    let agy = "C:\\agy \"x\"\n'y'\t$z é 🧵 \u{7f}";
+    let agy = "/opt/agy \"x\"\n'y'\tz é 🧵 \u{7f}";
     let env = [("GEMINI_MCP_TIMEOUT", "60"), ("AGY_CLI_PATH", agy), ("GEMINI_MCP_TEST_TOOLS", "1")];
     let expected_env =
         json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1"});
@@ -897,6 +949,18 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
         assert_eq!(server["command"], path);
         assert_eq!(server["env"], expected_env);
         assert_eq!(server["timeout"], 3_720_000);
+        assert!(String::from_utf8_lossy(&out.stderr).contains(file));
+    }
+
+    for (host, file) in
+        [("cursor", "~/.cursor/mcp.json"), ("agy", "~/.gemini/config/mcp_config.json")]
+    {
+        let out = relay_config(&binary, host, &env);
+        let config: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"gemini-relay": {"command": path, "env": expected_env}}})
+        );
         assert!(String::from_utf8_lossy(&out.stderr).contains(file));
     }
 
@@ -942,19 +1006,134 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
 
 #[test]
 fn config_with_an_unknown_or_missing_host_is_one_line_and_exit_2() {
-    for args in [&["config", "cursor"][..], &["config"], &["config", "codex", "gemini"]] {
+    // A name that would split the line or drive the terminal is escaped.
+    for (name, shown) in [("co\ndex", "co\\ndex"), ("\u{1b}[2J", "\\u{1b}[2J"), ("a\rb", "a\\rb")] {
+        let out = relay_cli(&["config", name]);
+        assert_eq!(out.status.code(), Some(2), "{name:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err:?}");
+        assert!(!err.contains(['\u{1b}', '\r']), "{err:?}");
+        assert!(err.starts_with(&format!("gemini-relay: unknown host '{shown}' (known hosts: ")));
+    }
+    let known = "claude, codex, gemini, qwen, opencode, cursor, agy";
+    for args in [&["config", "cursr"][..], &["config"], &["config", "codex", "gemini"]] {
         let out = relay_cli(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("claude, codex, gemini, qwen, opencode"), "{err}");
+        assert!(err.contains(known), "{err}");
     }
-    let err = String::from_utf8(relay_cli(&["config", "cursor"]).stderr).unwrap();
-    assert_eq!(
-        err,
-        "gemini-relay: unknown host 'cursor' (known hosts: claude, codex, gemini, qwen, opencode)\n"
-    );
+    let err = String::from_utf8(relay_cli(&["config", "cursr"]).stderr).unwrap();
+    assert_eq!(err, format!("gemini-relay: unknown host 'cursr' (known hosts: {known})\n"));
     let help = String::from_utf8(relay_cli(&["--help"]).stdout).unwrap();
     assert!(help.contains("gemini-relay config <host>"), "{help}");
+}
+
+#[test]
+fn config_writes_relative_cli_paths_absolute_from_where_it_runs() {
+    let project = util::TempDir::new("config-project");
+    let cwd = std::fs::canonicalize(&project.path).unwrap();
+    let binary = util::relay_bin();
+    for host in ["codex", "gemini", "cursor", "agy", "claude"] {
+        let out = util::relay_command_for(&binary)
+            .args(["config", host])
+            .current_dir(&cwd)
+            .env_clear()
+            .env("AGY_CLI_PATH", "tools/agy")
+            .env("GEMINI_CLI_PATH", "./bin/gemini.cmd")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{host}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let expected = cwd.join("tools/agy");
+        let expected = expected.to_str().unwrap();
+        let written = match host {
+            "codex" => {
+                parse_toml(&text)["mcp_servers"]["gemini-relay"]["env"]["AGY_CLI_PATH"].clone()
+            }
+            "claude" => {
+                let (args, _) = run_claude_script(&text);
+                json!(args[6].strip_prefix("AGY_CLI_PATH=").unwrap())
+            }
+            _ => serde_json::from_str::<Value>(&text).unwrap()["mcpServers"]["gemini-relay"]["env"]
+                ["AGY_CLI_PATH"]
+                .clone(),
+        };
+        assert_eq!(written, expected, "{host}: {text}");
+        // GEMINI_CLI_PATH is read on Windows only, so elsewhere it changes nothing.
+        assert!(!text.contains("GEMINI_CLI_PATH"), "{host}: {text}");
+    }
+}
+
+#[test]
+fn config_leaves_out_a_value_the_host_would_expand_with_a_warning() {
+    let binary = util::relay_bin();
+    let cases = [
+        ("gemini", "/opt/$HOME/agy"),
+        ("qwen", "/opt/${HOME}/agy"),
+        ("agy", "/opt/$HOME/agy"),
+        ("opencode", "/opt/{env:HOME}/agy"),
+        ("opencode", "/opt/{file:/etc/passwd}/agy"),
+        ("cursor", "/opt/${userHome}/agy"),
+        ("claude", "/opt/${HOME}/agy"),
+    ];
+    for (host, value) in cases {
+        let env = [("AGY_CLI_PATH", value), ("GEMINI_MCP_TIMEOUT", "60")];
+        let out = relay_config(&binary, host, &env);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains("AGY_CLI_PATH"), "{host}: {text}");
+        assert!(text.contains("GEMINI_MCP_TIMEOUT"), "{host}: {text}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        let warnings: Vec<&str> =
+            err.lines().filter(|line| line.starts_with("gemini-relay: warning: ")).collect();
+        assert_eq!(warnings.len(), 1, "{host}: {err}");
+        assert!(warnings[0].contains("AGY_CLI_PATH is left out"), "{host}: {err}");
+    }
+    // Codex expands nothing, so the value is written as it is.
+    let value = "/opt/$HOME/${HOME}/{env:HOME}/agy";
+    let out = relay_config(&binary, "codex", &[("AGY_CLI_PATH", value)]);
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let config = parse_toml(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(config["mcp_servers"]["gemini-relay"]["env"]["AGY_CLI_PATH"], value);
+}
+
+#[test]
+fn config_claude_pastes_into_an_interactive_zsh_and_its_export_runs() {
+    let binary = util::relay_bin();
+    let path = std::fs::canonicalize(&binary).unwrap().to_str().unwrap().to_string();
+    for (timeout, expected) in [("2000", "120120000"), ("60", "")] {
+        let out = relay_config(
+            &binary,
+            "claude",
+            &[("GEMINI_MCP_TIMEOUT", timeout), ("AGY_CLI_PATH", "/opt/it's here/agy")],
+        );
+        let snippet = String::from_utf8(out.stdout).unwrap();
+        // What a person pastes: a stand-in for claude, the snippet, then a look at the result.
+        let input = format!(
+            "claude() {{ for arg in \"$@\"; do print -rn -- \"$arg\"; print -rn -- '|'; done; print; }}\n\
+             {snippet}print -r -- \"T=$MCP_TOOL_TIMEOUT\"\n"
+        );
+        let mut zsh = Command::new("zsh")
+            .args(["-f", "-i"])
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("zsh is needed for this test (apt-get install zsh)");
+        zsh.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = zsh.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("zsh:"), "zsh complained:\n{snippet}\n{stderr}");
+        assert_eq!(
+            stdout,
+            format!(
+                "mcp|add|--scope|user|gemini-relay|-e|AGY_CLI_PATH=/opt/it's here/agy|-e|\
+                 GEMINI_MCP_TIMEOUT={timeout}|--|{path}|\nT={expected}\n"
+            ),
+            "{snippet}"
+        );
+    }
 }

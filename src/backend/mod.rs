@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::backend::agy::Agy;
 use crate::backend::options::RunOptions;
-use crate::config::Config;
+use crate::config::{BackendChoice, Config};
 use crate::exec::Runner;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
@@ -41,8 +41,8 @@ pub struct Capabilities {
 
 /// Process-wide backend state: the configured choice, the migration notice and agy's own state.
 pub struct Backends {
-    /// `GEMINI_MCP_BACKEND`, trimmed and lower-cased (empty when unset).
-    choice: String,
+    /// `GEMINI_MCP_BACKEND`.
+    choice: BackendChoice,
     notice: Mutex<NoticeState>,
     pub agy: Agy,
 }
@@ -116,7 +116,7 @@ impl Backends {
     /// `notices` at `now` (injectable for tests).
     pub fn notices_at(&self, backend: Backend, now: SystemTime) -> Vec<String> {
         self.warn_if_unknown();
-        if !self.choice.is_empty() {
+        if self.choice != BackendChoice::Auto {
             return Vec::new();
         }
         let mut state = self.notice.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,21 +135,22 @@ impl Backends {
 
     /// Logs a warning when `GEMINI_MCP_BACKEND` names no backend (the call then runs on gemini).
     pub fn warn_if_unknown(&self) {
-        if !matches!(self.choice.as_str(), "" | "agy" | "antigravity" | "gemini") {
+        if let BackendChoice::Unknown(name) = &self.choice {
             log::warn!(
                 "Unknown GEMINI_MCP_BACKEND=\"{}\", falling back to gemini.",
-                crate::redact::escape_controls(&self.choice)
+                crate::redact::escape_controls(name)
             );
         }
     }
 
     /// The backend for a call accepted at `now`: `GEMINI_MCP_BACKEND`, else agy from 2026-06-18 on.
     pub fn active_at(&self, now: SystemTime) -> Backend {
-        match self.choice.as_str() {
-            "" if is_retired(now) => Backend::Agy,
-            "" => Backend::Gemini,
-            "agy" | "antigravity" => Backend::Agy,
-            _ => Backend::Gemini,
+        match self.choice {
+            BackendChoice::Auto if is_retired(now) => Backend::Agy,
+            BackendChoice::Agy => Backend::Agy,
+            BackendChoice::Auto | BackendChoice::Gemini | BackendChoice::Unknown(_) => {
+                Backend::Gemini
+            }
         }
     }
 
