@@ -23,8 +23,9 @@ pub enum BackendChoice {
     Unknown(String),
 }
 
-/// What the relay was configured with.
-#[derive(Debug, Clone, Default)]
+/// What the relay was configured with. `Config::default()` is the configuration of an empty
+/// environment.
+#[derive(Debug, Clone)]
 pub struct Config {
     /// `GEMINI_MCP_BACKEND`.
     pub backend: BackendChoice,
@@ -236,9 +237,22 @@ pub static VARS: &[EnvVar] = &[
 impl Config {
     /// Reads the configuration through `get` (the process environment in production).
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Config {
+        // Every field the table sets is filled in below; these are placeholders.
         let mut config = Config {
+            backend: BackendChoice::Auto,
+            agy_cli_path: None,
+            gemini_cli_path: None,
+            timeout: Duration::ZERO,
+            agy_print_timeout: None,
+            agy_pty: false,
+            test_tools: false,
+            model: None,
+            fallback_model: None,
+            progress_interval: Duration::ZERO,
+            max_message_bytes: 0,
+            max_output_bytes: 0,
             home: get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
-            ..Config::default()
+            set: Vec::new(),
         };
         for var in VARS {
             let raw = get(var.name);
@@ -260,6 +274,12 @@ impl Config {
     /// The configuration of this process.
     pub fn from_process_env() -> Config {
         Config::from_env(|name| std::env::var(name).ok())
+    }
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::from_env(|_| None)
     }
 }
 

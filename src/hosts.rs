@@ -84,9 +84,9 @@ impl Host {
     /// The substitution syntax in `value` that this host expands when it reads its configuration,
     /// if any. None of these hosts has an escape for it, so such a value cannot be written safely.
     /// Claude Code expands `${VAR}` in every MCP configuration; Cursor expands `${env:NAME}`,
-    /// `${userHome}` and the like; Gemini CLI and Qwen Code expand `$VAR` and `${VAR}`, and so is
-    /// the Antigravity CLI's file taken to; opencode expands `{env:VAR}` and `{file:path}`; Codex
-    /// expands nothing.
+    /// `${userHome}` and the like; Gemini CLI and Qwen Code expand `$VAR` and `${VAR}`, and the
+    /// Antigravity CLI, their successor, is treated the same; opencode expands `{env:VAR}` and
+    /// `{file:path}`; Codex expands nothing.
     fn substitution(self, value: &str) -> Option<&'static str> {
         match self {
             Host::Claude | Host::Cursor => value.contains("${").then_some("${...}"),
