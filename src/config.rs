@@ -23,8 +23,7 @@ pub enum BackendChoice {
     Unknown(String),
 }
 
-/// What the relay was configured with. `Config::default()` is the configuration of an empty
-/// environment.
+/// What the relay was configured with.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `GEMINI_MCP_BACKEND`.
@@ -274,12 +273,6 @@ impl Config {
     /// The configuration of this process.
     pub fn from_process_env() -> Config {
         Config::from_env(|name| std::env::var(name).ok())
-    }
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config::from_env(|_| None)
     }
 }
 
@@ -558,7 +551,7 @@ mod tests {
     #[test]
     fn each_invalid_number_gets_one_warning_naming_its_variable() {
         let warn = |name: &str, raw: &str| {
-            EnvVar::named(name).unwrap().read(Some(raw), &mut Config::default())
+            EnvVar::named(name).unwrap().read(Some(raw), &mut Config::from_env(|_| None))
         };
         assert_eq!(
             warn("GEMINI_MCP_TIMEOUT", "soon").as_deref(),
