@@ -52,6 +52,8 @@ pub struct Config {
     pub max_output_bytes: usize,
     /// `HOME`: locates `~/.local/bin/agy` and agy's conversation store.
     pub home: Option<PathBuf>,
+    /// `PATH`: where a bare `agy` is found, to notice when it changes on disk.
+    pub path: Option<String>,
     /// The table's variables that are set and non-empty, in table order, with their raw values.
     pub set: Vec<(&'static str, String)>,
 }
@@ -251,6 +253,7 @@ impl Config {
             max_message_bytes: 0,
             max_output_bytes: 0,
             home: get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            path: get("PATH"),
             set: Vec::new(),
         };
         for var in VARS {

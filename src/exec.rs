@@ -364,6 +364,18 @@ impl<'a> Runner<'a> {
         outcome(name, Limits { timeout, ..self.limits }, finished)
     }
 
+    /// `execute`, also handing back what the child wrote to stderr (empty when it never ran): agy
+    /// tells its error line, a cut-off answer and a denied approval there, whatever its exit.
+    pub fn execute_with_stderr(&self, command: Command<'_>) -> (Result<String, Failure>, String) {
+        let name = command.name.to_string();
+        let finished = match self.run(command, self.limits.timeout, Kind::Call) {
+            Ok(finished) => finished,
+            Err(failure) => return (Err(failure), String::new()),
+        };
+        let stderr = String::from_utf8_lossy(&finished.stderr).into_owned();
+        (outcome(name, self.limits, finished), stderr)
+    }
+
     /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
     pub fn probe(&self, command: Command<'_>, timeout: Duration) -> Result<Finished, Failure> {
         self.run(command, timeout, Kind::Probe)

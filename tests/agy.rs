@@ -453,19 +453,13 @@ fn a_stale_transcript_is_not_recovered() {
 #[test]
 fn stderr_only_and_plain_failures_fall_through_the_ladder() {
     let fakes = Fakes::new();
-    let mut relay = agy(&fakes)
-        .env("FAKE_STDERR_ONLY", "1")
-        .env("FAKE_STDERR", "Individual quota reached")
-        .spawn();
+    let mut relay =
+        agy(&fakes).env("FAKE_STDERR_ONLY", "1").env("FAKE_STDERR", "not signed in").spawn();
     assert_eq!(
         relay.call_text("gemini-ask", json!({"prompt": "x"})),
-        ("Error executing gemini-ask: Individual quota reached".to_string(), true)
+        ("Error executing gemini-ask: not signed in".to_string(), true)
     );
-    assert!(
-        relay
-            .stderr()
-            .contains("agy: print-mode failed (Individual quota reached); trying recovery.")
-    );
+    assert!(relay.stderr().contains("agy: print-mode failed (not signed in); trying recovery."));
     let fakes = Fakes::new();
     let mut relay = agy(&fakes).env("FAKE_EXIT", "1").env("FAKE_STDOUT", "not json").spawn();
     assert_eq!(

@@ -21,6 +21,10 @@ mod tasks;
 // The agy backend and the model tools.
 mod agy;
 
+// The real CLIs' failure modes: error lines, quotas and the fallback model, cut-off answers, denied
+// approvals, another answering model, agy updated on disk, the default model.
+mod failures;
+
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
 

@@ -1,18 +1,16 @@
-//! The legacy Gemini CLI backend: argv (`-m`, `-s`), the prompt always on stdin, the
-//! plain-text reply, and the quota fallback to the flash model.
+//! The legacy Gemini CLI backend: argv (`-m`, `-s`), the prompt always on stdin, the plain-text
+//! reply, and its quota failures (the retry on the fallback model is the caller's, as on agy).
 
 use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::PINNED_MODEL;
 use crate::backend::options::RunOptions;
-use crate::backend::prepare::Prepared;
+use crate::backend::{RunError, quota};
 use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner, argument_too_long_text};
 
 /// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`).
 const NAME: &str = "gemini";
-const QUOTA_MARKER: &str = "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests'";
 
 /// The models this backend lists.
 pub fn list_models() -> Vec<(String, String)> {
@@ -38,35 +36,24 @@ pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
 /// Runs one prepared prompt (its `@` references are only checked: the Gemini CLI reads them).
 pub fn run(
     runner: &Runner<'_>,
-    prepared: Prepared,
+    prompt: &Arc<String>,
     options: &RunOptions,
-) -> Result<String, String> {
+) -> Result<String, RunError> {
     let model = options.model.as_deref();
     // The model is the one piece of caller text on this backend's argv, so it is checked against
     // the kernel's per-argument limit before spawning.
     if let Some(model) = model.filter(|model| model.len() > ARGV_TEXT_LIMIT) {
-        return Err(argument_too_long_text(NAME, "model", model.len()));
+        return Err(argument_too_long_text(NAME, "model", model.len()).into());
     }
-    let prompt = Arc::new(prepared.prompt);
-    let failure = match execute(runner, &args(model, options.sandbox), &prompt) {
+    let failure = match execute(runner, &args(model, options.sandbox), prompt) {
         Ok(text) => return Ok(text),
         Err(failure) => failure,
     };
     let message = failure.to_string();
     log_quota_error(&message, model);
-    if failure.is_terminal() || !message.contains(QUOTA_MARKER) || model == Some(PINNED_MODEL) {
-        return Err(message);
-    }
-    log::warn!("{QUOTA_MARKER}. Falling back to {PINNED_MODEL}.");
-    log::debug!("Status: ⚡ Retrying with Gemini 2.5 Flash...");
-    match execute(runner, &args(Some(PINNED_MODEL), options.sandbox), &prompt) {
-        Ok(text) => {
-            log::debug!("Status: ✅ Flash model completed successfully");
-            Ok(text)
-        }
-        Err(retry) => Err(format!(
-            "gemini-3.1-pro-high quota exceeded, {PINNED_MODEL} fallback also failed: {retry}"
-        )),
+    match quota::find(&message, "") {
+        Some(quota) if !failure.is_terminal() => Err(RunError::Quota(quota)),
+        _ => Err(message.into()),
     }
 }
 

@@ -6,12 +6,16 @@ pub mod agy;
 pub mod gemini;
 pub mod options;
 pub mod prepare;
+pub mod quota;
 
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::backend::agy::Agy;
+use crate::backend::agy::args::normalize_model;
 use crate::backend::options::RunOptions;
+use crate::backend::quota::Quota;
 use crate::config::{BackendChoice, Config};
 use crate::exec::Runner;
 
@@ -19,6 +23,12 @@ use crate::exec::Runner;
 pub const RETIREMENT_SECS: u64 = 1_781_740_800;
 /// The model `gemini-plan` and `gemini-image` pin.
 pub const PINNED_MODEL: &str = "gemini-3.8-flash-high";
+
+/// What the quota texts call a call's model when it named none.
+const DEFAULT_MODEL_NAME: &str = "the default model";
+
+/// The mark of a notice that states a fact rather than a warning; it is shown as it is.
+const INFO_MARK: &str = "ℹ️ ";
 
 const RETIRED_NOTICE: &str = "Gemini CLI was retired on 2026-06-18; defaulting to the Antigravity CLI (agy) backend. Set GEMINI_MCP_BACKEND=gemini to override.";
 
@@ -45,6 +55,10 @@ pub struct Backends {
     choice: BackendChoice,
     notice: Mutex<NoticeState>,
     pub agy: Agy,
+    /// `GEMINI_MCP_MODEL`: the model of a call that names none.
+    model: Option<String>,
+    /// `GEMINI_MCP_FALLBACK_MODEL`: the model a quota failure is retried with (`None`: off).
+    fallback_model: Option<String>,
 }
 
 #[derive(Default)]
@@ -58,6 +72,30 @@ pub struct Request {
     pub prompt: String,
     pub options: RunOptions,
     pub change_mode: bool,
+}
+
+/// Why a backend run failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// The model's quota is exhausted: the fallback model may answer instead.
+    Quota(Quota),
+    /// Anything else, as the client reads it.
+    Failed(String),
+}
+
+impl From<String> for RunError {
+    fn from(text: String) -> RunError {
+        RunError::Failed(text)
+    }
+}
+
+/// The models a backend's calls use by default, as that backend's CLI is given them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChoice {
+    /// `GEMINI_MCP_MODEL`, when set.
+    pub default: Option<String>,
+    /// `GEMINI_MCP_FALLBACK_MODEL`, unless it is off.
+    pub fallback: Option<String>,
 }
 
 /// What `run_with_backend` returns.
@@ -98,7 +136,19 @@ impl Backend {
 
 impl Backends {
     pub fn new(config: &Config) -> Backends {
-        Backends { choice: config.backend.clone(), notice: Mutex::default(), agy: Agy::new(config) }
+        Backends {
+            choice: config.backend.clone(),
+            notice: Mutex::default(),
+            agy: Agy::new(config),
+            model: config.model.clone(),
+            fallback_model: config.fallback_model.clone(),
+        }
+    }
+
+    /// The default and fallback models as `backend`'s CLI is given them (agy resolves the aliases).
+    pub fn model_choice(&self, backend: Backend) -> ModelChoice {
+        let shown = |model: &Option<String>| model.as_deref().map(|m| shown_model(backend, m));
+        ModelChoice { default: shown(&self.model), fallback: shown(&self.fallback_model) }
     }
 
     /// The backend a call accepted now gets (decided once per call, on the event loop).
@@ -154,7 +204,8 @@ impl Backends {
         }
     }
 
-    /// Prefixes `⚠️ <notice>` lines; emitting the pending migration notice spends it.
+    /// Prefixes `⚠️ <notice>` lines (a notice that carries its own `ℹ️` mark keeps it); emitting
+    /// the pending migration notice spends it.
     pub fn with_notices(&self, notices: &[String], body: &str) -> String {
         if notices.is_empty() {
             return body.to_string();
@@ -165,13 +216,18 @@ impl Backends {
             state.pending = None;
         }
         drop(state);
-        let lines: Vec<String> = notices.iter().map(|n| format!("⚠️ {n}")).collect();
+        let lines: Vec<String> = notices
+            .iter()
+            .map(|n| if n.starts_with(INFO_MARK) { n.clone() } else { format!("⚠️ {n}") })
+            .collect();
         format!("{}\n\n{body}", lines.join("\n"))
     }
 }
 
 /// Runs one prompt through `backend`, the one decided for its call: the pending notices and the
-/// capability notices, the prompt prepared for that backend, then its run with the call's runner.
+/// capability notices, the default model, the prompt prepared for that backend, then its run with
+/// the call's runner. A run that fails because its model's quota is exhausted is retried once with
+/// the fallback model, inside the same call (on agy, inside its turn in the agy lane).
 pub fn run_with_backend(
     backends: &Backends,
     backend: Backend,
@@ -181,13 +237,94 @@ pub fn run_with_backend(
     let Request { prompt, mut options, change_mode } = request;
     let mut notices = backends.notices(backend);
     notices.extend(capability_notices(backend, &mut options));
+    if options.model.as_deref().is_none_or(str::is_empty) {
+        options.model = backends.model.clone();
+    }
     let prepared = prepare::prepare(prompt, change_mode, backend, runner)?;
-    let (text, more, conversation_id) = match backend {
-        Backend::Agy => backends.agy.run(runner, prepared, &options)?,
-        Backend::Gemini => (gemini::run(runner, prepared, &options)?, Vec::new(), None),
+    let root = prepared.root;
+    let prompt = Arc::new(prepared.prompt);
+    let run = |options: &RunOptions| match backend {
+        Backend::Agy => backends.agy.run(runner, &prompt, &root, options),
+        Backend::Gemini => {
+            gemini::run(runner, &prompt, options).map(|text| (text, Vec::new(), None))
+        }
     };
-    notices.extend(more);
-    Ok(Reply { text, notices, backend, conversation_id })
+    let quota = match run(&options) {
+        Ok((text, more, conversation_id)) => {
+            notices.extend(more);
+            return Ok(Reply { text, notices, backend, conversation_id });
+        }
+        Err(RunError::Failed(text)) => return Err(text),
+        Err(RunError::Quota(quota)) => quota,
+    };
+    let now = SystemTime::now();
+    let model = match options.model.as_deref().filter(|m| !m.is_empty()) {
+        Some(model) => shown_model(backend, model),
+        None => DEFAULT_MODEL_NAME.to_string(),
+    };
+    let exhausted = quota::exhausted_text(&model, &quota, now);
+    let name = backend.name();
+    log::warn!("{name}: the model's quota is exhausted{}.", reset_log(&quota));
+    let Some(fallback) = backends.fallback_for(options.model.as_deref()) else {
+        return Err(exhausted);
+    };
+    if runner.abort_flag().load(Ordering::SeqCst) {
+        return Err(exhausted);
+    }
+    let fallback_shown = shown_model(backend, &fallback);
+    log::warn!("{name}: retrying once with the fallback model {fallback_shown}.");
+    let retry = RunOptions { model: Some(fallback), ..options };
+    match run(&retry) {
+        Ok((text, more, conversation_id)) => {
+            let clause = quota::exhausted_clause(&model, &quota, now);
+            notices.insert(0, format!("{clause}; this answer is from {fallback_shown}."));
+            notices.extend(more);
+            Ok(Reply { text, notices, backend, conversation_id })
+        }
+        Err(failure) => {
+            let why = match failure {
+                RunError::Quota(second) => {
+                    log::warn!("{name}: the fallback model's quota is exhausted too.");
+                    format!("{}.", quota::exhausted_clause(&fallback_shown, &second, now))
+                }
+                RunError::Failed(text) => text,
+            };
+            Err(format!("{exhausted} The retry with {fallback_shown} failed too: {why}"))
+        }
+    }
+}
+
+impl Backends {
+    /// The model a quota failure on `model` is retried with: none when the fallback is off or
+    /// `model` already is it (aliases compared resolved).
+    fn fallback_for(&self, model: Option<&str>) -> Option<String> {
+        let fallback = self.fallback_model.as_ref()?;
+        let same = model.is_some_and(|model| {
+            normalize_model(model).eq_ignore_ascii_case(&normalize_model(fallback))
+        });
+        if same {
+            log::info!("The model already is the fallback model; no retry.");
+            return None;
+        }
+        Some(fallback.clone())
+    }
+}
+
+/// A model as `backend`'s CLI is given it: agy resolves the aliases, the Gemini CLI takes it as
+/// it is.
+fn shown_model(backend: Backend, model: &str) -> String {
+    match backend {
+        Backend::Agy => normalize_model(model),
+        Backend::Gemini => crate::js::trim(model).to_string(),
+    }
+}
+
+/// ` (resets in <d>)` for a log line, or nothing.
+fn reset_log(quota: &Quota) -> String {
+    match quota.reset {
+        Some(reset) => format!(" (resets in {}s)", reset.as_secs()),
+        None => String::new(),
+    }
 }
 
 /// Notices for options the backend cannot honour, dropping those it ignores.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::backend::gemini;
+use crate::backend::{ModelChoice, gemini};
 use crate::call::Ctx;
 use crate::exec::Failure;
 use crate::js::{
@@ -47,6 +47,8 @@ pub struct DoctorFacts<'a> {
     pub agy: CliProbe<'a>,
     pub gemini: CliProbe<'a>,
     pub usage: UsageCheck,
+    /// The default and fallback models, as the active backend's CLI is given them.
+    pub models: ModelChoice,
     /// The relay's own version (the crate version).
     pub version: &'a str,
     /// `std::env::consts::OS`, e.g. `linux`.
@@ -220,6 +222,14 @@ pub fn render_doctor(facts: &DoctorFacts) -> String {
             backend.name.to_ascii_uppercase(),
             facts.source
         ),
+        match &facts.models.default {
+            Some(model) => format!("- Default Model: `{model}` (`GEMINI_MCP_MODEL`)"),
+            None => "- Default Model: none (the CLI's own)".to_owned(),
+        },
+        match &facts.models.fallback {
+            Some(model) => format!("- Quota Fallback Model: `{model}` (`GEMINI_MCP_FALLBACK_MODEL`)"),
+            None => "- Quota Fallback Model: off (`GEMINI_MCP_FALLBACK_MODEL=off`)".to_owned(),
+        },
         String::new(),
         "**Antigravity CLI (`agy`) - Modern Default:**".to_owned(),
         format!("- Status: {agy_status}"),
@@ -291,6 +301,7 @@ pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
             path: "gemini",
         },
         usage,
+        models: backends.model_choice(backend),
         version: env!("CARGO_PKG_VERSION"),
         os: std::env::consts::OS,
         arch: std::env::consts::ARCH,
@@ -546,6 +557,10 @@ mod tests {
             agy: CliProbe { found: agy_found, version: "1.1.27", path: "/home/u/.local/bin/agy" },
             gemini: CliProbe { found: gemini_found, version: "0.61.0", path: "" },
             usage,
+            models: ModelChoice {
+                default: None,
+                fallback: Some("gemini-3.8-flash-high".to_owned()),
+            },
             version: "1.2.0",
             os: "linux",
             arch: "x86_64",
@@ -621,6 +636,8 @@ mod tests {
 - Runtime: `gemini-relay 1.2.0 (linux/x86_64)`
 - OS: `linux (x86_64)`
 - Active Backend: **`AGY`** (via `auto-default`)
+- Default Model: none (the CLI's own)
+- Quota Fallback Model: `gemini-3.8-flash-high` (`GEMINI_MCP_FALLBACK_MODEL`)
 
 **Antigravity CLI (`agy`) - Modern Default:**
 - Status: ✅ Installed (`1.1.27`)
@@ -650,12 +667,15 @@ mod tests {
         facts.gemini.path = "/usr/bin/gemini";
         facts.os = "macos";
         facts.arch = "aarch64";
+        facts.models = ModelChoice { default: Some("pro".to_owned()), fallback: None };
         let expected = "### Gemini MCP Tool Doctor & Environment Diagnostic
 
 **Runtime Environment:**
 - Runtime: `gemini-relay 1.2.0 (macos/aarch64)`
 - OS: `macos (aarch64)`
 - Active Backend: **`GEMINI`** (via `GEMINI_MCP_BACKEND`)
+- Default Model: `pro` (`GEMINI_MCP_MODEL`)
+- Quota Fallback Model: off (`GEMINI_MCP_FALLBACK_MODEL=off`)
 
 **Antigravity CLI (`agy`) - Modern Default:**
 - Status: ❌ Not found

@@ -1,6 +1,6 @@
 //! gemini-models rendering: the backend capability summary, the model list and backend notices.
 
-use crate::backend::{Backend, gemini};
+use crate::backend::{Backend, ModelChoice, gemini};
 use crate::call::Ctx;
 
 /// What the report needs to know about the active backend: its name and capability flags.
@@ -21,6 +21,7 @@ pub struct BackendInfo<'a> {
 /// `notices` are shown in a **Backend Notices** section when there are any.
 pub fn render_models(
     info: &BackendInfo,
+    choice: &ModelChoice,
     models: &[(String, String)],
     notices: &[String],
 ) -> String {
@@ -39,7 +40,15 @@ pub fn render_models(
         format!("\n\n**Backend Notices:**\n{}", lines.join("\n"))
     };
     let mut out = format!("### Active Backend: **{}**\n", info.name.to_ascii_uppercase());
-    out.push_str(DEFAULT_MODEL_LINE);
+    match &choice.default {
+        None => out.push_str(DEFAULT_MODEL_LINE),
+        Some(model) => out.push_str(&format!("- **Default Model:** `{model}` (`GEMINI_MCP_MODEL`). `gemini-ask` and `gemini-brainstorm` use it when a call names no model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.")),
+    }
+    out.push('\n');
+    match &choice.fallback {
+        None => out.push_str("- **Quota Fallback Model:** off (`GEMINI_MCP_FALLBACK_MODEL=off`): a call whose model's quota is exhausted fails."),
+        Some(model) => out.push_str(&format!("- **Quota Fallback Model:** `{model}` (`GEMINI_MCP_FALLBACK_MODEL`): a call whose model's quota is exhausted is retried once with it.")),
+    }
     out.push('\n');
     out.push_str(&format!(
         "- **Model Selection:** {}\n",
@@ -102,7 +111,7 @@ pub fn run(ctx: &Ctx<'_>) -> String {
         Backend::Agy => backends.agy.list_models(&ctx.runner()),
         Backend::Gemini => gemini::list_models(),
     };
-    render_models(&info(backend), &models, &notices)
+    render_models(&info(backend), &backends.model_choice(backend), &models, &notices)
 }
 
 /// The rendering facts of a backend.
@@ -127,6 +136,7 @@ mod tests {
 
     const AGY_HEAD: &str = "### Active Backend: **AGY**
 - **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.
+- **Quota Fallback Model:** `gemini-3.8-flash-high` (`GEMINI_MCP_FALLBACK_MODEL`): a call whose model's quota is exhausted is retried once with it.
 - **Model Selection:** ✅ Supported
 - **Reasoning Effort Control:** ✅ Supported ('low', 'medium', 'high')
 - **Structured Output (--json-schema):** ✅ Supported
@@ -138,6 +148,7 @@ mod tests {
 
     const GEMINI_HEAD: &str = "### Active Backend: **GEMINI**
 - **Default Model:** none. `gemini-ask` and `gemini-brainstorm` send no `--model` unless you name one, so agy answers on its own configured model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.
+- **Quota Fallback Model:** `flash` (`GEMINI_MCP_FALLBACK_MODEL`): a call whose model's quota is exhausted is retried once with it.
 - **Model Selection:** ✅ Supported
 - **Reasoning Effort Control:** ❌ Not supported
 - **Structured Output (--json-schema):** ❌ Not supported
@@ -156,7 +167,13 @@ mod tests {
     fn check(info: &BackendInfo, pairs: &[(&str, &str)], notices: &[&str], head: &str, body: &str) {
         let notices: Vec<String> = notices.iter().map(|n| n.to_string()).collect();
         let expected = format!("{head}{body}{TIP}");
-        assert_eq!(render_models(info, &models(pairs), &notices), expected);
+        assert_eq!(render_models(info, &default_choice(info), &models(pairs), &notices), expected);
+    }
+
+    /// The models of an unconfigured relay: no default, the `flash` fallback.
+    fn default_choice(info: &BackendInfo) -> ModelChoice {
+        let fallback = if info.name == "agy" { "gemini-3.8-flash-high" } else { "flash" };
+        ModelChoice { default: None, fallback: Some(fallback.to_string()) }
     }
 
     #[test]
@@ -227,11 +244,19 @@ mod tests {
     #[test]
     fn fixed_model_selection_and_test_markers() {
         let info = BackendInfo { name: "other", model_selection: false, ..GEMINI };
-        let out = render_models(&info, &[], &[]);
+        let out = render_models(&info, &default_choice(&info), &[], &[]);
         assert!(out.contains("- **Model Selection:** ❌ Fixed\n"));
         assert!(out.starts_with("### Active Backend: **OTHER**\n"));
         for marker in ["Active Backend:", "Available Models:", "gemini-3.8-flash"] {
             assert!(out.contains(marker), "{marker}");
         }
+    }
+
+    #[test]
+    fn a_configured_default_and_no_fallback() {
+        let choice =
+            ModelChoice { default: Some("gemini-3.1-pro-high".to_string()), fallback: None };
+        let out = render_models(&AGY, &choice, &[], &[]);
+        assert!(out.starts_with("### Active Backend: **AGY**\n- **Default Model:** `gemini-3.1-pro-high` (`GEMINI_MCP_MODEL`). `gemini-ask` and `gemini-brainstorm` use it when a call names no model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.\n- **Quota Fallback Model:** off (`GEMINI_MCP_FALLBACK_MODEL=off`): a call whose model's quota is exhausted fails.\n- **Model Selection:**"), "{out}");
     }
 }

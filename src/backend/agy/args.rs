@@ -2,6 +2,7 @@
 //! PTY-recovery helpers.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::options::RunOptions;
@@ -88,11 +89,12 @@ pub fn build_agy_args(opts: &RunOptions, caps: &AgyCaps) -> Vec<String> {
 /// anything is spawned: `Err` is the prompt-too-long text for a prompt on the argv path, or
 /// `argument_too_long_text` for an option value (`--json-schema` goes on argv on both paths).
 pub fn invocation(
-    final_prompt: String,
+    final_prompt: impl Into<Arc<String>>,
     opts: &RunOptions,
     caps: &AgyCaps,
     print_timeout: &str,
 ) -> Result<AgyInvocation, String> {
+    let final_prompt: Arc<String> = final_prompt.into();
     let via_stdin =
         caps.stream_json_input && !is_slash_command(&final_prompt, opts.allow_slash_commands);
     if !via_stdin {
@@ -114,9 +116,10 @@ pub fn invocation(
         let stdin = Some(UserLine(final_prompt));
         return Ok(AgyInvocation { args, stdin, via_stdin });
     }
-    // A leading space keeps agy from reading a prompt such as `--version` as a flag.
+    // A leading space keeps agy from reading a prompt such as `--version` as a flag. An argv
+    // prompt is at most one argument long, so copying it out of a shared prompt is cheap.
     let prompt_arg = match dash_prefix(&final_prompt) {
-        "" => final_prompt,
+        "" => Arc::unwrap_or_clone(final_prompt),
         prefix => format!("{prefix}{final_prompt}"),
     };
     args.extend(["-p".to_string(), prompt_arg]);
@@ -188,7 +191,7 @@ pub fn print_timeout_value(env_override: Option<&str>, wrapper_timeout_ms: u64) 
 /// It is escaped as it is written, a piece at a time, so a prompt of many megabytes costs no
 /// escaped copy and agy parses each piece while the next one is escaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserLine(pub String);
+pub struct UserLine(pub Arc<String>);
 
 impl UserLine {
     const HEAD: &'static [u8] = br#"{"event":"user","message":{"role":"user","content":""#;
@@ -468,7 +471,7 @@ mod tests {
         let o = RunOptions { model: Some("pro".into()), ..opts() };
         let argv = "--model gemini-3.1-pro-high --disable-slash-commands --output-format json \
                     --print-timeout 2640s -p hello";
-        let inv = invocation("hello".into(), &o, &caps, "2640s").unwrap();
+        let inv = invocation("hello".to_string(), &o, &caps, "2640s").unwrap();
         assert_eq!(inv.args.join(" "), argv);
         assert_eq!(inv.args.last().unwrap(), "hello");
         assert_eq!(inv.stdin, None);
@@ -479,21 +482,21 @@ mod tests {
     fn json_only_caps_and_no_caps() {
         let json_only = AgyCaps { output_format_json: true, ..AgyCaps::none() };
         check_run("x", &everything(), &json_only, "--output-format json -p x", None);
-        let inv = invocation("x".into(), &everything(), &AgyCaps::none(), "2640s").unwrap();
+        let inv = invocation("x".to_string(), &everything(), &AgyCaps::none(), "2640s").unwrap();
         assert_eq!(inv.args, ["-p", "x"]);
         assert_eq!(inv.stdin, None);
     }
 
     #[test]
     fn argv_prompt_starting_with_a_dash_gets_one_space() {
-        let inv = invocation("--version".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation("--version".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " --version"]);
-        let inv = invocation("-y x".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation("-y x".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
-        let inv = invocation(" -y x".into(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation(" -y x".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
         // On the stdin path the prompt is sent untouched.
-        let inv = invocation("--version".into(), &opts(), &AgyCaps::all(), "1s").unwrap();
+        let inv = invocation("--version".to_string(), &opts(), &AgyCaps::all(), "1s").unwrap();
         let line: Value = serde_json::from_str(&rendered(&inv.stdin.unwrap())).unwrap();
         assert_eq!(line["message"]["content"], "--version");
     }
@@ -563,11 +566,11 @@ mod tests {
         for caps in [&stream, &argv_only] {
             for first in ["{", "-"] {
                 let fits = schema(format!("{first}{}", "a".repeat(131_070)));
-                let inv = invocation("hi".into(), &fits, caps, "1s").unwrap();
+                let inv = invocation("hi".to_string(), &fits, caps, "1s").unwrap();
                 let at = inv.args.iter().position(|a| a == "--json-schema").unwrap();
                 assert_eq!(inv.args[at + 1].len(), 131_071);
                 let over = schema(format!("{first}{}", "a".repeat(131_071)));
-                assert_eq!(invocation("hi".into(), &over, caps, "1s").unwrap_err(), too_long);
+                assert_eq!(invocation("hi".to_string(), &over, caps, "1s").unwrap_err(), too_long);
             }
         }
         // An object schema is measured as the compact JSON that is sent.
@@ -576,13 +579,13 @@ mod tests {
             ..RunOptions::default()
         };
         assert_eq!(
-            invocation("hi".into(), &object, &stream, "1s").unwrap_err(),
+            invocation("hi".to_string(), &object, &stream, "1s").unwrap_err(),
             "The jsonSchema is 300018 bytes; agy accepts at most 131071 bytes in one command-line \
              argument."
         );
         // A schema the build does not take is not sent, so it cannot be too long.
         let no_schema_flag = AgyCaps { json_schema_flag: false, ..AgyCaps::all() };
-        assert!(invocation("hi".into(), &object, &no_schema_flag, "1s").is_ok());
+        assert!(invocation("hi".to_string(), &object, &no_schema_flag, "1s").is_ok());
     }
 
     #[test]
@@ -602,7 +605,7 @@ mod tests {
             let mut o = opts();
             set(&mut o, long.clone());
             assert_eq!(
-                invocation("hi".into(), &o, &AgyCaps::all(), "1s").unwrap_err(),
+                invocation("hi".to_string(), &o, &AgyCaps::all(), "1s").unwrap_err(),
                 format!(
                     "The {name} is 131072 bytes; agy accepts at most 131071 bytes in one \
                      command-line argument."
@@ -610,7 +613,7 @@ mod tests {
             );
             let mut o = opts();
             set(&mut o, long[1..].to_string());
-            assert!(invocation("hi".into(), &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
+            assert!(invocation("hi".to_string(), &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
         }
     }
 
@@ -631,7 +634,7 @@ mod tests {
 
     #[test]
     fn stream_json_line_escapes_and_ends_with_newline() {
-        let line = rendered(&UserLine("hi\nthere \"q\"".into()));
+        let line = rendered(&UserLine(Arc::new("hi\nthere \"q\"".into())));
         assert!(line.ends_with('\n'));
         assert_eq!(line.matches('\n').count(), 1);
         let parsed: Value = serde_json::from_str(&line).unwrap();
@@ -650,9 +653,13 @@ mod tests {
         let prompt = unit.repeat(3 * UserLine::PIECE / unit.len() + 7);
         for shift in 0..4 {
             let prompt = format!("{}{prompt}", "x".repeat(shift));
-            assert_eq!(rendered(&UserLine(prompt.clone())), stdin_for(&prompt), "shift {shift}");
+            assert_eq!(
+                rendered(&UserLine(Arc::new(prompt.clone()))),
+                stdin_for(&prompt),
+                "shift {shift}"
+            );
         }
-        assert_eq!(rendered(&UserLine(String::new())), stdin_for(""));
+        assert_eq!(rendered(&UserLine(Arc::default())), stdin_for(""));
     }
 
     fn check_timeout(env: Option<&str>, wrapper_ms: u64, expect: &str) {

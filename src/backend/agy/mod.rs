@@ -4,12 +4,14 @@
 
 pub mod args;
 pub mod caps;
+pub mod failure;
 pub mod output;
 pub mod run;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
 
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::agy::transcript::Store;
@@ -21,10 +23,13 @@ pub struct Agy {
     /// `AGY_CLI_PATH`, when set.
     configured: Option<PathBuf>,
     home: Option<PathBuf>,
+    /// `PATH`, where a bare `agy` is looked up to see whether it changed.
+    search_path: Option<String>,
     /// Resolved on first use.
     program: OnceLock<PathBuf>,
-    /// Probed by the first agy run, then kept for the process.
-    caps: OnceLock<AgyCaps>,
+    /// The capabilities probed by the last agy run, and the executable they were probed on: a run
+    /// probes again when that file is no longer the same (`agy update`).
+    caps: Mutex<Option<(Option<Executable>, AgyCaps)>>,
     /// The `--print-timeout` value: `AGY_PRINT_TIMEOUT`, else derived to stay under the deadline.
     print_timeout: String,
     /// `AGY_MCP_PTY`.
@@ -36,8 +41,9 @@ impl Agy {
         Agy {
             configured: config.agy_cli_path.clone(),
             home: config.home.clone(),
+            search_path: config.path.clone(),
             program: OnceLock::new(),
-            caps: OnceLock::new(),
+            caps: Mutex::new(None),
             print_timeout: args::print_timeout_value(
                 config.agy_print_timeout.as_deref(),
                 config.timeout.as_millis() as u64,
@@ -66,4 +72,27 @@ impl Agy {
     pub fn store(&self) -> Store {
         Store::new(self.home.as_deref().unwrap_or(Path::new("")))
     }
+
+    /// The file the agy program is now: its real path (links followed), size and modification
+    /// time; `None` when it cannot be found.
+    fn executable(&self) -> Option<Executable> {
+        let program = self.program();
+        let found = if program.components().count() > 1 {
+            program.to_path_buf()
+        } else {
+            let dirs = self.search_path.as_deref().unwrap_or_default();
+            std::env::split_paths(dirs).map(|dir| dir.join(program)).find(|path| path.is_file())?
+        };
+        let path = std::fs::canonicalize(&found).unwrap_or(found);
+        let meta = std::fs::metadata(&path).ok()?;
+        Some(Executable { path, len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+/// What identifies one build of agy on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Executable {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
 }

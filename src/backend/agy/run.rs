@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::agy::caps::{self, AgyCaps};
-use crate::backend::agy::{Agy, args, output};
+use crate::backend::agy::{Agy, args, failure, output};
 use crate::backend::options::RunOptions;
-use crate::backend::prepare::Prepared;
+use crate::backend::{RunError, quota};
 use crate::exec::{Command, Failure, Input, Runner};
 
 /// The command's logical name in messages and logs.
@@ -21,52 +21,80 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Agy {
-    /// Runs one prepared prompt. Returns the reply text, the result notices and the observed
-    /// conversation id. The agy lane runs one call at a time, so the newest transcript recovery
-    /// finds is this run's.
+    /// Runs one prepared prompt. Returns the reply text, its notices and the observed
+    /// conversation id. The agy lane runs one call at a time (a fallback run included), so the
+    /// newest transcript recovery finds is this run's.
     pub fn run(
         &self,
         runner: &Runner<'_>,
-        prepared: Prepared,
+        prompt: &Arc<String>,
+        root: &Path,
         opts: &RunOptions,
-    ) -> Result<(String, Vec<String>, Option<String>), String> {
+    ) -> Result<(String, Vec<String>, Option<String>), RunError> {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
-        let Prepared { prompt, root } = prepared;
-        // The prompt moves into the argv or the stdin line: no copy of it is made.
-        let invocation = args::invocation(prompt, opts, &caps, &self.print_timeout)?;
+        // The prompt is shared with the stdin line, not copied: a fallback run sends it again.
+        let invocation = args::invocation(prompt.clone(), opts, &caps, &self.print_timeout)?;
         let via_stdin = invocation.via_stdin;
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
-        let (stdout, print_error) = match runner.execute(self.command(&invocation.args, stdin)) {
+        let (outcome, stderr) = runner.execute_with_stderr(self.command(&invocation.args, stdin));
+        let (stdout, print_error) = match outcome {
             Ok(stdout) => (stdout, None),
             Err(failure @ (Failure::NotFound { .. } | Failure::Overflow { .. })) => {
-                return Err(failure.to_string());
+                return Err(failure.to_string().into());
             }
-            Err(failure) if failure.is_terminal() => return Err(failure.to_string()),
+            Err(failure) if failure.is_terminal() => {
+                return Err(failure.to_string().into());
+            }
             Err(failure) => {
-                if let Failure::Exit { stdout, .. } = &failure {
-                    if let Some(verdict) = output::agy_result(stdout, via_stdin)
-                        .and_then(|r| output::agy_error_text(&r))
-                    {
-                        return Err(verdict);
+                if let Some(verdict) = exit_verdict(&failure, via_stdin) {
+                    return Err(verdict_error(verdict, &stderr));
+                }
+                if let Some(line) = failure::error_line(&stderr) {
+                    log::warn!("agy reported an error: {line}");
+                    failure::log_other_stderr(&stderr, line);
+                    return Err(verdict_error(line.to_string(), &stderr));
+                }
+                let message = failure.to_string();
+                if let Some(quota) = quota::find(&message, &stderr) {
+                    return Err(RunError::Quota(quota));
+                }
+                if let Failure::StderrOnly { .. } = failure {
+                    let cut_off = failure::cut_off(&stderr, None);
+                    if let Some(text) = self.empty_answer_failure(&stderr, cut_off) {
+                        return Err(text.into());
                     }
                 }
-                let failure = failure.to_string();
-                log::warn!("agy: print-mode failed ({failure}); trying recovery.");
-                (String::new(), Some(failure))
+                log::warn!("agy: print-mode failed ({message}); trying recovery.");
+                (String::new(), Some(message))
             }
         };
 
         let result = output::agy_result(&stdout, via_stdin);
         if let Some(verdict) = result.as_ref().and_then(output::agy_error_text) {
-            return Err(verdict);
+            return Err(verdict_error(verdict, &stderr));
         }
         let conversation_id = result.as_ref().and_then(output::agy_conversation_id);
-        let notices = result.as_ref().map(output::agy_result_notices).unwrap_or_default();
+        let mut notices = result.as_ref().map(output::agy_result_notices).unwrap_or_default();
+        let cut_off = failure::cut_off(&stderr, result.as_ref());
+        let answered = failure::answering_model(&stdout, result.as_ref(), via_stdin);
         let direct =
             output::direct_reply(&stdout, result, via_stdin, caps.output_format_json, opts);
         if let Some(text) = direct {
+            if cut_off {
+                log::warn!(
+                    "agy stopped at its --print-timeout ({}); the answer may be incomplete.",
+                    self.print_timeout
+                );
+                notices.push(failure::cut_off_text(&self.print_timeout));
+            }
+            notices.extend(substitution(answered.as_deref(), opts));
             return Ok((text, notices, conversation_id));
+        }
+        if print_error.is_none() {
+            if let Some(text) = self.empty_answer_failure(&stderr, cut_off) {
+                return Err(text.into());
+            }
         }
         if !via_stdin && self.pty {
             if let Some(text) = self.pty_recovery(runner, &invocation.args, &caps, opts) {
@@ -74,27 +102,53 @@ impl Agy {
             }
         }
         let store = self.store();
-        let Some(id) = store.recovery_id(opts.conversation_id.as_deref(), &root, start) else {
-            return Err(print_error.unwrap_or_else(|| silent_run_message(&root)));
+        let Some(id) = store.recovery_id(opts.conversation_id.as_deref(), root, start) else {
+            return Err(print_error.unwrap_or_else(|| silent_run_message(root)).into());
         };
         let text = store.read_transcript_response(&id)?;
         Ok((text, notices, Some(id)))
     }
 
-    /// agy's advertised flags, probed once per process (the first agy run pays for it, inside the
-    /// lane). A failed probe means no optional flags.
+    /// Why a run that exited 0 with no answer failed, when agy said: it stopped at its
+    /// `--print-timeout`, or at a tool action nobody could approve.
+    fn empty_answer_failure(&self, stderr: &str, cut_off: bool) -> Option<String> {
+        if cut_off {
+            log::warn!(
+                "agy stopped at its --print-timeout ({}) with no answer.",
+                self.print_timeout
+            );
+            return Some(failure::cut_off_text(&self.print_timeout));
+        }
+        if failure::needs_approval(stderr) {
+            log::warn!("agy stopped at a tool action that needed approval in a headless run.");
+            return Some(failure::APPROVAL_TEXT.to_string());
+        }
+        None
+    }
+
+    /// agy's advertised flags, probed by the first agy run (inside the lane) and again whenever
+    /// the agy executable is another file, or the same file rewritten (`agy update`). A failed
+    /// probe means no optional flags.
     pub fn capabilities(&self, runner: &Runner<'_>) -> AgyCaps {
-        *self.caps.get_or_init(|| {
-            let args = ["--help".to_string()];
-            match runner.probe(self.command(&args, None), PROBE_TIMEOUT) {
-                Ok(finished) => {
-                    let mut text = String::from_utf8_lossy(&finished.stdout).into_owned();
-                    text.push_str(&String::from_utf8_lossy(&finished.stderr));
-                    caps::parse_help(&text)
-                }
-                Err(_) => AgyCaps::none(),
+        let executable = self.executable();
+        let mut cached = self.caps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((probed, caps)) = cached.as_ref() {
+            if *probed == executable {
+                return *caps;
             }
-        })
+            log::info!("agy changed on disk; probing its capabilities again.");
+        }
+        let args = ["--help".to_string()];
+        let caps = match runner.probe(self.command(&args, None), PROBE_TIMEOUT) {
+            Ok(finished) => {
+                let mut text = String::from_utf8_lossy(&finished.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&finished.stderr));
+                caps::parse_help(&text)
+            }
+            Err(_) => AgyCaps::none(),
+        };
+        *cached = Some((executable, caps));
+        caps
     }
 
     /// `agy --output-format json models`, falling back to the fixed list on any failure.
@@ -150,6 +204,29 @@ impl Agy {
         }
         Some(cleaned).filter(|text| !text.is_empty())
     }
+}
+
+/// agy's JSON verdict in the stdout of a failed run.
+fn exit_verdict(failure: &Failure, via_stdin: bool) -> Option<String> {
+    let Failure::Exit { stdout, .. } = failure else { return None };
+    output::agy_result(stdout, via_stdin).and_then(|result| output::agy_error_text(&result))
+}
+
+/// agy's own verdict as the call's failure: a quota failure when it is one, else its text verbatim.
+fn verdict_error(verdict: String, stderr: &str) -> RunError {
+    match quota::find(&verdict, stderr) {
+        Some(quota) => RunError::Quota(quota),
+        None => RunError::Failed(verdict),
+    }
+}
+
+/// The notice on an answer from another model than the one the call asked for.
+fn substitution(answered: Option<&str>, opts: &RunOptions) -> Option<String> {
+    let requested = opts.model.as_deref().filter(|model| !model.is_empty())?;
+    let answered = answered?;
+    let notice = failure::substitution_notice(answered, &args::normalize_model(requested))?;
+    log::info!("agy answered with {answered}, not the model asked for.");
+    Some(notice)
 }
 
 fn silent_run_message(cwd: &Path) -> String {

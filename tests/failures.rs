@@ -1,0 +1,684 @@
+//! The real CLIs' failure modes against the fakes: agy's own error lines, exhausted quotas and the
+//! retry on the fallback model (also inside the agy queue), answers cut off at agy's
+//! `--print-timeout`, approvals nobody can give, another model answering, agy updated on disk, and
+//! the default model. Each case checks the exact text a client reads, the log line and how many
+//! runs the fake recorded.
+
+use std::fs;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::util::{Fakes, Relay, Setup, TempDir, fixtures};
+
+const THREAD: &str = "\n\n🧵 conversationId: c1 (pass it back to continue this thread)";
+const CUT_OFF: &str =
+    "agy stopped this answer at its --print-timeout (2640s); it may be incomplete.";
+const APPROVAL: &str = "agy needed approval for a tool action and nobody can approve it in a headless run. Pass skipPermissions: true to allow it, or mode: \"plan\" to keep the run read-only.";
+const PRO: &str = "gemini-3.1-pro-high";
+const FLASH: &str = "gemini-3.8-flash-high";
+
+fn agy(fakes: &Fakes) -> Setup {
+    fakes.setup().env("GEMINI_MCP_BACKEND", "agy")
+}
+
+fn gemini(fakes: &Fakes) -> Setup {
+    fakes.setup().env("GEMINI_MCP_BACKEND", "gemini")
+}
+
+/// Whether the relay's stderr shows `line` (waiting a little: the test reads it on a thread of
+/// its own, so a line logged before a response may arrive after it).
+fn logged(relay: &Relay, line: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if relay.stderr().contains(line) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            eprintln!(
+                "not logged: {line}
+~~~ relay stderr ~~~\n{}",
+                relay.stderr()
+            );
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Unix seconds now.
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds (the civil-from-days conversion).
+fn rfc3339(secs: u64) -> String {
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// A call's text and isError, and the Unix seconds around it.
+fn timed_call(relay: &mut Relay, tool: &str, args: Value) -> (String, bool, (u64, u64)) {
+    let before = unix_now();
+    let (text, is_error) = relay.call_text(tool, args);
+    (text, is_error, (before, unix_now()))
+}
+
+/// Asserts that `text` is `expected` with `{at}` standing for the time `reset` seconds after a
+/// moment of `during`.
+fn assert_at(text: &str, expected: &str, reset: u64, during: (u64, u64)) {
+    let candidates: Vec<String> =
+        (during.0..=during.1).map(|now| expected.replace("{at}", &rfc3339(now + reset))).collect();
+    assert!(
+        candidates.iter().any(|c| c == text),
+        "got:\n{text}\nexpected one of:\n{candidates:#?}"
+    );
+}
+
+fn run_models(fakes: &Fakes) -> Vec<Option<String>> {
+    fakes
+        .prompt_runs()
+        .iter()
+        .map(|run| {
+            let argv = run.argv();
+            let at = argv.iter().position(|a| a == "--model" || a == "-m")?;
+            argv.get(at + 1).cloned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_rfc3339_helper() {
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(1_796_162_400), "2026-12-01T22:00:00Z");
+    assert_eq!(rfc3339(951_825_600), "2000-02-29T12:00:00Z");
+}
+
+#[test]
+fn agy_error_lines_are_the_failure() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_AGY_ERROR", " model gemini-9 is not enabled ").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: model gemini-9 is not enabled".to_string(), true)
+    );
+    assert!(logged(&relay, "[GMCPT] agy reported an error: model gemini-9 is not enabled"));
+    assert!(logged(&relay, "[GMCPT] agy stderr: fake-agy: loading workspace"));
+    assert!(!relay.stderr().contains("trying recovery"));
+    assert_eq!(fakes.prompt_runs().len(), 1);
+
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_ERROR_LINE", "not signed in; run agy once").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: not signed in; run agy once".to_string(), true)
+    );
+    assert!(logged(&relay, "[GMCPT] agy reported an error: not signed in; run agy once"));
+    assert_eq!(fakes.prompt_runs().len(), 1);
+}
+
+/// The fake's environment, the call's arguments, the text after `Error executing gemini-ask: `
+/// (`{at}` for the reset time) and the reset in seconds (0: none).
+type QuotaCase = (&'static [(&'static str, &'static str)], Value, &'static str, u64);
+
+#[test]
+fn agy_quota_texts_without_a_fallback() {
+    let overages = 3 * 3600 + 38 * 60 + 47;
+    let upgrade = 143 * 3600 + 57 * 60 + 55;
+    let cases: [QuotaCase; 8] = [
+        (
+            &[("FAKE_AGY_QUOTA", "overages")],
+            json!({"prompt": "x"}),
+            "Gemini quota is exhausted for the default model (resets in 3h39m, at {at}). Try model: \"flash\", or wait.",
+            overages,
+        ),
+        (
+            &[("FAKE_AGY_QUOTA", "overages"), ("FAKE_AGY_QUOTA_RESET", "none")],
+            json!({"prompt": "x", "model": "pro"}),
+            "Gemini quota is exhausted for gemini-3.1-pro-high. Try model: \"flash\", or wait.",
+            0,
+        ),
+        (
+            &[("FAKE_AGY_QUOTA", "upgrade")],
+            json!({"prompt": "x", "model": "pro"}),
+            "Gemini quota is exhausted for gemini-3.1-pro-high (resets in 143h58m, at {at}). Try model: \"flash\", or wait.",
+            upgrade,
+        ),
+        (
+            &[("FAKE_AGY_QUOTA", "upgrade"), ("FAKE_AGY_QUOTA_RESET", "none")],
+            json!({"prompt": "x"}),
+            "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait.",
+            0,
+        ),
+        (
+            &[("FAKE_AGY_QUOTA", "resource")],
+            json!({"prompt": "x", "model": "claude-sonnet-4-6"}),
+            "Gemini quota is exhausted for claude-sonnet-4-6. Try model: \"flash\", or wait.",
+            0,
+        ),
+        (
+            &[("FAKE_AGY_QUOTA", "resource"), ("FAKE_AGY_QUOTA_RESET", "2h5m")],
+            json!({"prompt": "x"}),
+            "Gemini quota is exhausted for the default model (resets in 2h5m, at {at}). Try model: \"flash\", or wait.",
+            2 * 3600 + 5 * 60,
+        ),
+        // Exit 0 with the text on stderr alone.
+        (
+            &[("FAKE_AGY_QUOTA", "overages"), ("FAKE_EXIT", "0")],
+            json!({"prompt": "x"}),
+            "Gemini quota is exhausted for the default model (resets in 3h39m, at {at}). Try model: \"flash\", or wait.",
+            overages,
+        ),
+        // The quota told through agy's own error line.
+        (
+            &[(
+                "FAKE_AGY_AGY_ERROR",
+                "RESOURCE_EXHAUSTED: Individual quota reached. Resets in 58s.",
+            )],
+            json!({"prompt": "x"}),
+            "Gemini quota is exhausted for the default model (resets in 0h1m, at {at}). Try model: \"flash\", or wait.",
+            58,
+        ),
+    ];
+    for (env, args, expected, reset) in cases {
+        let fakes = Fakes::new();
+        let mut setup = agy(&fakes).env("GEMINI_MCP_FALLBACK_MODEL", "off");
+        for (key, value) in env {
+            setup = setup.env(key, value);
+        }
+        let mut relay = setup.spawn();
+        let (text, is_error, during) = timed_call(&mut relay, "gemini-ask", args);
+        assert!(is_error, "{env:?}: {text}");
+        assert_at(&text, &format!("Error executing gemini-ask: {expected}"), reset, during);
+        let line = match reset {
+            0 => "[GMCPT] agy: the model's quota is exhausted.".to_string(),
+            secs => format!("[GMCPT] agy: the model's quota is exhausted (resets in {secs}s)."),
+        };
+        assert!(logged(&relay, &line), "{env:?}");
+        assert!(!relay.stderr().contains("retrying once"), "{env:?}");
+        assert_eq!(fakes.prompt_runs().len(), 1, "{env:?}: one run, no fallback");
+    }
+}
+
+#[test]
+fn agy_quota_on_one_model_is_answered_by_the_fallback() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_QUOTA_MODEL", PRO)
+        .env("FAKE_AGY_RESPONSE", "flash says hi")
+        .spawn();
+    let (text, is_error, during) =
+        timed_call(&mut relay, "gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert!(!is_error, "{text}");
+    assert_at(
+        &text,
+        &format!(
+            "⚠️ gemini-3.1-pro-high quota is exhausted (resets in 3h39m, at {{at}}); this answer is from gemini-3.8-flash-high.\n\nGemini response:\nflash says hi{THREAD}"
+        ),
+        3 * 3600 + 38 * 60 + 47,
+        during,
+    );
+    assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
+    assert!(logged(&relay, "[GMCPT] agy: the model's quota is exhausted (resets in 13127s)."));
+    assert!(logged(
+        &relay,
+        "[GMCPT] agy: retrying once with the fallback model gemini-3.8-flash-high."
+    ));
+
+    // The default model, a notice without a reset, and a fallback of the user's choice.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "upgrade")
+        .env("FAKE_AGY_QUOTA_RESET", "none")
+        .env("FAKE_QUOTA_MODEL", "default")
+        .env("GEMINI_MCP_FALLBACK_MODEL", "gemini-3.8-flash-low")
+        .spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        (
+            format!("⚠️ the default model quota is exhausted; this answer is from gemini-3.8-flash-low.\n\nGemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}").as_str(),
+            false
+        )
+    );
+    assert_eq!(run_models(&fakes), [None, Some("gemini-3.8-flash-low".to_string())]);
+}
+
+#[test]
+fn agy_fallback_that_fails_too() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").spawn();
+    let (text, is_error, during) =
+        timed_call(&mut relay, "gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert!(is_error);
+    assert_at(
+        &text,
+        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at {at}). Try model: \"flash\", or wait. The retry with gemini-3.8-flash-high failed too: gemini-3.8-flash-high quota is exhausted (resets in 3h39m, at {at}).",
+        3 * 3600 + 38 * 60 + 47,
+        during,
+    );
+    assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
+    assert!(logged(&relay, "[GMCPT] agy: the fallback model's quota is exhausted too."));
+}
+
+#[test]
+fn the_fallback_is_skipped_when_it_cannot_help() {
+    // The model already is the fallback (an alias of it, or a tool that pins it).
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").spawn();
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x", "model": "flash"}));
+    assert!(
+        text.starts_with("Error executing gemini-ask: Gemini quota is exhausted for gemini-3.8-flash-high (resets in 3h39m, at "),
+        "{text}"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+    let (text, _) = relay.call_text("gemini-plan", json!({"task": "x"}));
+    assert!(
+        text.starts_with(
+            "Error executing gemini-plan: Gemini quota is exhausted for gemini-3.8-flash-high"
+        ),
+        "{text}"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 2);
+    assert!(logged(&relay, "[GMCPT] The model already is the fallback model; no retry."));
+
+    // The fallback is off.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("GEMINI_MCP_FALLBACK_MODEL", "OFF")
+        .spawn();
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert!(
+        text.starts_with(
+            "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high"
+        ),
+        "{text}"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+}
+
+#[test]
+fn no_fallback_after_a_timeout() {
+    let fakes = Fakes::new();
+    // The quota text is on stderr before the run hangs until the relay's deadline.
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_TIMEOUT", "0.01")
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_HANG", "1")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"})),
+        ("Error executing gemini-ask: agy timed out after 1s".to_string(), true)
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+    assert!(!relay.stderr().contains("retrying once"));
+}
+
+#[test]
+fn no_fallback_after_a_cancel() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").env("FAKE_HANG", "1").spawn();
+    let id = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "x", "model": "pro"}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fakes.prompt_runs().is_empty() {
+        assert!(Instant::now() < deadline, "the fake never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(relay.call_text("gemini-cancel", json!({})).0, "Cancelled 1 run.");
+    assert_eq!(
+        relay.response(&id)["result"]["content"][0]["text"],
+        "Error executing gemini-ask: agy was cancelled by gemini-cancel"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+    assert!(!relay.stderr().contains("retrying once"));
+}
+
+#[test]
+fn a_fallback_run_keeps_its_place_in_the_agy_queue() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_QUOTA_MODEL", PRO)
+        .env("FAKE_SLEEP", "0.3")
+        .spawn();
+    let first = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "first", "model": "pro"}}),
+    );
+    let second = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "second"}}),
+    );
+    let first = relay.response(&first);
+    let text = first["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("⚠️ gemini-3.1-pro-high quota is exhausted (resets in 3h39m, at "),
+        "{text}"
+    );
+    assert_eq!(relay.response(&second)["result"]["isError"], false);
+
+    let runs = fakes.prompt_runs();
+    let prompts: Vec<String> = runs.iter().map(|run| run.stdin_text()).collect();
+    assert_eq!(runs.len(), 3);
+    assert!(
+        prompts[0].contains("\"content\":\"first\"")
+            && prompts[1].contains("\"content\":\"first\"")
+    );
+    assert!(prompts[2].contains("\"content\":\"second\""), "{prompts:?}");
+    assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string()), None]);
+    // Each run starts after the one before it ended: the fallback run came before the second call.
+    let records = fakes.records();
+    let end_of = |pid: i64| {
+        records.iter().find(|r| r["event"] == "end" && r["pid"] == pid).unwrap()["t_ms"]
+            .as_i64()
+            .unwrap()
+    };
+    for pair in runs.windows(2) {
+        assert!(
+            pair[1].record["t_ms"].as_i64().unwrap() >= end_of(pair[0].pid()),
+            "runs overlapped"
+        );
+    }
+}
+
+#[test]
+fn answers_cut_off_at_the_print_timeout() {
+    for cutoff in ["timed-out", "timeout", "print-timeout", "truncated"] {
+        let fakes = Fakes::new();
+        let mut relay = agy(&fakes)
+            .env("FAKE_AGY_CUTOFF", cutoff)
+            .env("FAKE_AGY_RESPONSE", "the first half")
+            .spawn();
+        assert_eq!(
+            relay.call_text("gemini-ask", json!({"prompt": "x"})),
+            (format!("⚠️ {CUT_OFF}\n\nGemini response:\nthe first half{THREAD}"), false),
+            "{cutoff}"
+        );
+        assert!(
+            logged(
+                &relay,
+                "[GMCPT] agy stopped at its --print-timeout (2640s); the answer may be incomplete."
+            ),
+            "{cutoff}"
+        );
+        assert_eq!(fakes.prompt_runs().len(), 1);
+
+        let fakes = Fakes::new();
+        let mut relay =
+            agy(&fakes).env("FAKE_AGY_CUTOFF", cutoff).env("FAKE_AGY_RESPONSE", "").spawn();
+        assert_eq!(
+            relay.call_text("gemini-ask", json!({"prompt": "x"})),
+            (format!("Error executing gemini-ask: {CUT_OFF}"), true),
+            "{cutoff}, no partial answer"
+        );
+        assert!(
+            logged(&relay, "[GMCPT] agy stopped at its --print-timeout (2640s) with no answer."),
+            "{cutoff}"
+        );
+        assert_eq!(fakes.prompt_runs().len(), 1);
+    }
+    // Nothing on stdout at all, and the print-timeout the relay was told to pass.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_CUTOFF", "print-timeout")
+        .env("FAKE_AGY_SILENT", "1")
+        .env("AGY_PRINT_TIMEOUT", "90s")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        (
+            "Error executing gemini-ask: agy stopped this answer at its --print-timeout (90s); it may be incomplete.".to_string(),
+            true
+        )
+    );
+}
+
+#[test]
+fn approvals_nobody_can_give() {
+    for denial in ["1", "flag"] {
+        let fakes = Fakes::new();
+        let mut relay = agy(&fakes).env("FAKE_AGY_DENIAL", denial).spawn();
+        assert_eq!(
+            relay.call_text("gemini-ask", json!({"prompt": "x"})),
+            (format!("Error executing gemini-ask: {APPROVAL}"), true),
+            "{denial}"
+        );
+        assert!(logged(
+            &relay,
+            "[GMCPT] agy stopped at a tool action that needed approval in a headless run."
+        ));
+        assert_eq!(fakes.prompt_runs().len(), 1);
+        // Taking the advice works.
+        let (text, is_error) =
+            relay.call_text("gemini-ask", json!({"prompt": "x", "skipPermissions": true}));
+        assert_eq!(
+            (text.as_str(), is_error),
+            (format!("Gemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}").as_str(), false)
+        );
+    }
+}
+
+#[test]
+fn another_model_answering_is_noticed() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_ANSWER_MODEL", "gemini-3.8-flash-low").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"})),
+        (
+            format!(
+                "ℹ️ agy answered with gemini-3.8-flash-low (asked for gemini-3.1-pro-high).\n\nGemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}"
+            ),
+            false
+        )
+    );
+    assert!(logged(
+        &relay,
+        "[GMCPT] agy answered with gemini-3.8-flash-low, not the model asked for."
+    ));
+    // No model asked for, or the one asked for: nothing to say.
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert_eq!(text, format!("Gemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}"));
+    let (text, _) =
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "gemini-3.8-flash-low"}));
+    assert_eq!(text, format!("Gemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}"));
+
+    // On the json path the result names the model; the notice follows agy's own notices.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_HELP", "nostream")
+        .env("FAKE_AGY_ANSWER_MODEL", "claude-sonnet-4-6")
+        .env("FAKE_AGY_STATUS", "PARTIAL")
+        .spawn();
+    let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert_eq!(
+        text,
+        format!(
+            "⚠️ agy reported status \"PARTIAL\" for this run.\nℹ️ agy answered with claude-sonnet-4-6 (asked for gemini-3.1-pro-high).\n\nGemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}"
+        )
+    );
+}
+
+#[test]
+fn an_updated_agy_is_probed_again() {
+    let dir = TempDir::new("agy-update");
+    let exe = dir.join("agy");
+    let original = fs::read_to_string(fixtures().join("fake-agy")).unwrap();
+    fs::write(&exe, &original).unwrap();
+    let mut perms = fs::metadata(&exe).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&exe, perms).unwrap();
+    let help = dir.write("help", "full");
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("AGY_CLI_PATH", exe.display().to_string())
+        .env("FAKE_AGY_HELP_FILE", help.display().to_string())
+        .spawn();
+    let probes = |fakes: &Fakes| fakes.runs().iter().filter(|r| r.record["kind"] == "help").count();
+    let last_argv = |fakes: &Fakes| fakes.prompt_runs().last().unwrap().argv();
+
+    assert!(!relay.call_text("gemini-ask", json!({"prompt": "one"})).1);
+    assert!(!relay.call_text("gemini-ask", json!({"prompt": "two"})).1);
+    assert_eq!(probes(&fakes), 1, "an unchanged agy is probed once");
+    assert!(last_argv(&fakes).contains(&"stream-json".to_string()));
+
+    // `agy update`: a build without stream-json input, in a file of another size and time.
+    fs::write(&help, "nostream").unwrap();
+    fs::write(&exe, format!("{original}\n# updated\n")).unwrap();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "three"}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        (format!("Gemini response:\nFAKE-ANSWER prompt_bytes=5{THREAD}").as_str(), false)
+    );
+    assert_eq!(probes(&fakes), 2);
+    assert_eq!(
+        &last_argv(&fakes)[..],
+        [
+            "--disable-slash-commands",
+            "--output-format",
+            "json",
+            "--print-timeout",
+            "2640s",
+            "-p",
+            "three"
+        ]
+    );
+    assert!(logged(&relay, "[GMCPT] agy changed on disk; probing its capabilities again."));
+}
+
+#[test]
+fn the_default_model_and_where_it_shows() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("GEMINI_MCP_MODEL", " pro ").spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    relay.call_text("gemini-ask", json!({"prompt": "x", "model": "gemini-3.8-flash-low"}));
+    relay.call_text("gemini-plan", json!({"task": "x"}));
+    assert_eq!(
+        run_models(&fakes),
+        [Some(PRO.to_string()), Some("gemini-3.8-flash-low".to_string()), Some(FLASH.to_string())]
+    );
+    let (models, _) = relay.call_text("gemini-models", json!({}));
+    assert!(models.contains("\n- **Default Model:** `gemini-3.1-pro-high` (`GEMINI_MCP_MODEL`). `gemini-ask` and `gemini-brainstorm` use it when a call names no model. `gemini-plan` pins `gemini-3.8-flash-high`; `gemini-image` hardcodes it.\n- **Quota Fallback Model:** `gemini-3.8-flash-high` (`GEMINI_MCP_FALLBACK_MODEL`): a call whose model's quota is exhausted is retried once with it.\n"), "{models}");
+    let (doctor, _) = relay.call_text("gemini-doctor", json!({}));
+    assert!(doctor.contains("\n- Default Model: `gemini-3.1-pro-high` (`GEMINI_MCP_MODEL`)\n- Quota Fallback Model: `gemini-3.8-flash-high` (`GEMINI_MCP_FALLBACK_MODEL`)\n"), "{doctor}");
+
+    // Unset and off; the gemini backend passes models as they are.
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes)
+        .env("GEMINI_MCP_MODEL", "pro")
+        .env("GEMINI_MCP_FALLBACK_MODEL", "off")
+        .spawn();
+    relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert_eq!(run_models(&fakes), [Some("pro".to_string())]);
+    let (models, _) = relay.call_text("gemini-models", json!({}));
+    assert!(models.contains("- **Default Model:** `pro` (`GEMINI_MCP_MODEL`)."), "{models}");
+    assert!(models.contains("- **Quota Fallback Model:** off (`GEMINI_MCP_FALLBACK_MODEL=off`): a call whose model's quota is exhausted fails.\n"), "{models}");
+    let mut relay = agy(&fakes).spawn();
+    let (doctor, _) = relay.call_text("gemini-doctor", json!({}));
+    assert!(doctor.contains("\n- Default Model: none (the CLI's own)\n"), "{doctor}");
+}
+
+#[test]
+fn gemini_quota_texts() {
+    let capacity = 8 * 3600 + 44 * 60 + 7;
+    let cases = [
+        (
+            "terminal",
+            None,
+            "Gemini quota is exhausted for the default model (resets in 8h45m, at {at}). Try model: \"flash\", or wait.",
+            capacity,
+        ),
+        (
+            "capacity",
+            None,
+            "Gemini quota is exhausted for the default model (resets in 8h45m, at {at}). Try model: \"flash\", or wait.",
+            capacity,
+        ),
+        (
+            "capacity",
+            Some("none"),
+            "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait.",
+            0,
+        ),
+        (
+            "exceeded",
+            None,
+            "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait.",
+            0,
+        ),
+        (
+            "all",
+            None,
+            "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait.",
+            0,
+        ),
+    ];
+    for (quota, reset, expected, secs) in cases {
+        let fakes = Fakes::new();
+        let mut setup =
+            gemini(&fakes).env("FAKE_GEMINI_QUOTA", quota).env("GEMINI_MCP_FALLBACK_MODEL", "off");
+        if let Some(reset) = reset {
+            setup = setup.env("FAKE_GEMINI_QUOTA_RESET", reset);
+        }
+        let mut relay = setup.spawn();
+        let (text, is_error, during) = timed_call(&mut relay, "gemini-ask", json!({"prompt": "x"}));
+        assert!(is_error, "{quota}: {text}");
+        assert_at(&text, &format!("Error executing gemini-ask: {expected}"), secs, during);
+        assert!(logged(&relay, "[GMCPT] gemini: the model's quota is exhausted"), "{quota}");
+        assert_eq!(fakes.prompt_runs().len(), 1, "{quota}");
+    }
+}
+
+#[test]
+fn gemini_quota_is_answered_by_the_fallback() {
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes)
+        .env("FAKE_GEMINI_QUOTA", "terminal")
+        .env("FAKE_QUOTA_MODEL", "gemini-2.5-pro")
+        .spawn();
+    let (text, is_error, during) =
+        timed_call(&mut relay, "gemini-ask", json!({"prompt": "x", "model": "gemini-2.5-pro"}));
+    assert!(!is_error, "{text}");
+    assert_at(
+        &text,
+        "⚠️ gemini-2.5-pro quota is exhausted (resets in 8h45m, at {at}); this answer is from flash.\n\nGemini response:\nFAKE-GEMINI-ANSWER prompt_bytes=1",
+        8 * 3600 + 44 * 60 + 7,
+        during,
+    );
+    let argv: Vec<Vec<String>> = fakes.prompt_runs().iter().map(|r| r.argv()).collect();
+    assert_eq!(argv, [vec!["-m", "gemini-2.5-pro"], vec!["-m", "flash"]]);
+    assert!(logged(&relay, "[GMCPT] gemini: retrying once with the fallback model flash."));
+
+    // The old 2.5-Pro marker on every model: the fallback fails too.
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GEMINI_QUOTA", "all").spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert_eq!(
+        (text.as_str(), is_error),
+        (
+            "Error executing gemini-ask: Gemini quota is exhausted for the default model. Try model: \"flash\", or wait. The retry with flash failed too: flash quota is exhausted.",
+            true
+        )
+    );
+    assert_eq!(fakes.prompt_runs().len(), 2);
+    assert!(logged(&relay, "[GMCPT] Gemini Quota Error: {"));
+}
