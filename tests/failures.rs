@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, TempDir, fixtures};
+use crate::util::{Fakes, Relay, Setup, TempDir, fixtures, wait_for_runs};
 
 const THREAD: &str = "\n\n🧵 conversationId: c1 (pass it back to continue this thread)";
 const CUT_OFF: &str =
@@ -339,11 +339,7 @@ fn no_fallback_after_a_cancel() {
         "tools/call",
         json!({"name": "gemini-ask", "arguments": {"prompt": "x", "model": "pro"}}),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while fakes.prompt_runs().is_empty() {
-        assert!(Instant::now() < deadline, "the fake never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_runs(&fakes, 1);
     assert_eq!(relay.call_text("gemini-cancel", json!({})).0, "Cancelled 1 run.");
     assert_eq!(
         relay.response(&id)["result"]["content"][0]["text"],
