@@ -444,6 +444,48 @@ mod tests {
         let b = backends(None);
         assert_eq!(b.with_notices(&[], "hello"), "hello");
         assert_eq!(b.with_notices(&["a".into(), "b".into()], "body"), "⚠️ a\n⚠️ b\n\nbody");
+        let info = "ℹ️ agy answered with x (asked for y).".to_string();
+        assert_eq!(
+            b.with_notices(&["a".into(), info], "body"),
+            "⚠️ a\nℹ️ agy answered with x (asked for y).\n\nbody"
+        );
+    }
+
+    /// Backends configured with the two model variables.
+    fn with_models(model: Option<&str>, fallback: Option<&str>) -> Backends {
+        let config = Config::from_env(|name| match name {
+            "GEMINI_MCP_MODEL" => model.map(str::to_string),
+            "GEMINI_MCP_FALLBACK_MODEL" => fallback.map(str::to_string),
+            _ => None,
+        });
+        Backends::new(&config)
+    }
+
+    #[test]
+    fn the_fallback_model_and_when_it_is_skipped() {
+        let b = with_models(None, None);
+        assert_eq!(b.fallback_for(Some("pro")).as_deref(), Some("flash"));
+        assert_eq!(b.fallback_for(None).as_deref(), Some("flash"), "the default model too");
+        for same in ["flash", " FLASH ", "gemini-3.8-flash-high", "gemini-2.5-flash"] {
+            assert_eq!(b.fallback_for(Some(same)), None, "{same}");
+        }
+        assert_eq!(with_models(None, Some("off")).fallback_for(Some("pro")), None);
+        let low = with_models(None, Some("gemini-3.8-flash-low"));
+        assert_eq!(low.fallback_for(Some("flash")).as_deref(), Some("gemini-3.8-flash-low"));
+    }
+
+    #[test]
+    fn model_choice_per_backend() {
+        let b = with_models(Some("pro"), None);
+        let agy = ModelChoice {
+            default: Some("gemini-3.1-pro-high".into()),
+            fallback: Some("gemini-3.8-flash-high".into()),
+        };
+        assert_eq!(b.model_choice(Backend::Agy), agy);
+        let gemini = ModelChoice { default: Some("pro".into()), fallback: Some("flash".into()) };
+        assert_eq!(b.model_choice(Backend::Gemini), gemini);
+        let off = with_models(None, Some("off")).model_choice(Backend::Agy);
+        assert_eq!(off, ModelChoice { default: None, fallback: None });
     }
 
     #[test]
