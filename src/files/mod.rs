@@ -19,6 +19,8 @@ mod inline;
 pub(crate) mod scan;
 mod secrets;
 mod walk;
+#[cfg(any(windows, test))]
+mod winpath;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
