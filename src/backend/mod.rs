@@ -7,6 +7,8 @@ pub mod gemini;
 pub mod options;
 pub mod prepare;
 pub mod quota;
+#[cfg(any(windows, test))]
+pub(crate) mod winresolve;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -1,0 +1,691 @@
+//! Finding and launching the CLIs on Windows without `where` and without `cmd.exe`: the search of
+//! `PATH` × `PATHEXT` (never the current directory, which is the project), agy's and gemini's
+//! orders, the reading of an npm cmd-shim into the `node.exe <script>` it runs, and the Windows
+//! "not found" texts. File checks and reads are passed in, so every decision is tested on any OS.
+
+/// What a search reads from the environment and the file system.
+pub(crate) struct Search<'a> {
+    /// `PATH`'s entries as `std::env::split_paths` gives them (split at `;`, quotes removed).
+    pub(crate) path: &'a [String],
+    /// `PATHEXT`, when set.
+    pub(crate) pathext: Option<&'a str>,
+    /// `LOCALAPPDATA`, when set.
+    pub(crate) local_app_data: Option<&'a str>,
+    /// `USERPROFILE`, when set.
+    pub(crate) user_profile: Option<&'a str>,
+    /// Whether a regular file exists at a full path.
+    pub(crate) exists: &'a dyn Fn(&str) -> bool,
+}
+
+/// What to spawn for a CLI: `program` with `leading_args` before the CLI's own arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Launch {
+    pub(crate) program: String,
+    pub(crate) leading_args: Vec<String>,
+}
+
+/// The agy binary: `AGY_CLI_PATH` as given (not checked), else `agy.exe` in a `PATH` directory,
+/// else the first of the install locations under `%LOCALAPPDATA%` and `%USERPROFILE%` that exists.
+/// `None` when none is found.
+pub(crate) fn find_agy(configured: Option<&str>, search: &Search<'_>) -> Option<String> {
+    if let Some(path) = configured.map(str::trim).filter(|it| !it.is_empty()) {
+        return Some(path.to_string());
+    }
+    if let Some(found) = on_path("agy", &[".exe"], search) {
+        return Some(found);
+    }
+    let local = search.local_app_data.filter(|it| is_fully_qualified(it));
+    let profile = search.user_profile.filter(|it| is_fully_qualified(it));
+    let probes = [
+        local.map(|base| join(base, r"agy\bin\agy.exe")),
+        local.map(|base| join(base, r"Antigravity\agy.exe")),
+        local.map(|base| join(base, r"Programs\agy\agy.exe")),
+        profile.map(|base| join(base, r".local\bin\agy.exe")),
+    ];
+    probes.into_iter().flatten().find(|probe| (search.exists)(probe))
+}
+
+/// The gemini binary: `GEMINI_CLI_PATH` as given (not checked), else `gemini.exe` or the npm shim
+/// `gemini.cmd` in a `PATH` directory. `None` when none is found.
+pub(crate) fn find_gemini(configured: Option<&str>, search: &Search<'_>) -> Option<String> {
+    if let Some(path) = configured.map(str::trim).filter(|it| !it.is_empty()) {
+        return Some(path.to_string());
+    }
+    on_path("gemini", &[".exe", ".cmd"], search)
+}
+
+/// The first `<dir>\<name><ext>` that exists, for each `PATH` directory in order and, within one,
+/// each extension of `PATHEXT` in its order that is also in `runnable` (the extensions the relay
+/// can run for this CLI; all of `runnable`, in its order, when `PATHEXT` names none of them).
+///
+/// Only fully qualified directories are searched (`C:\…`, `\\server\share\…`): an empty entry,
+/// `.`, or any other relative or drive-relative entry would name a place in the current
+/// directory, which is the project, and is skipped.
+fn on_path(name: &str, runnable: &[&str], search: &Search<'_>) -> Option<String> {
+    let listed: Vec<String> = search
+        .pathext
+        .unwrap_or("")
+        .split(';')
+        .map(|ext| ext.trim().to_ascii_lowercase())
+        .filter(|ext| runnable.contains(&ext.as_str()))
+        .collect();
+    let extensions: Vec<&str> = match listed.is_empty() {
+        true => runnable.to_vec(),
+        false => listed.iter().map(String::as_str).collect(),
+    };
+    for dir in search.path.iter().map(|dir| dir.trim()).filter(|dir| is_fully_qualified(dir)) {
+        for ext in &extensions {
+            let candidate = join(dir, &format!("{name}{ext}"));
+            if (search.exists)(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// How to run what `find_agy` or `find_gemini` gave for `cli` (`agy` or `gemini`). A `.cmd` or
+/// `.bat` file is read (`read` gives its text, `None` when it cannot be read) and, when it is an
+/// npm cmd-shim, run as the program and script it names, never through `cmd.exe`; any other batch
+/// file is refused. Everything else is spawned directly.
+///
+/// `Err` is the text the call fails with: the not-found text when the shim cannot be read or its
+/// program is nowhere, else the refusal, which names the variable that picks another file.
+pub(crate) fn launch(
+    cli: &str,
+    found: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+    search: &Search<'_>,
+) -> Result<Launch, String> {
+    let lower = found.to_ascii_lowercase();
+    if !(lower.ends_with(".cmd") || lower.ends_with(".bat")) {
+        return Ok(Launch { program: found.to_string(), leading_args: Vec::new() });
+    }
+    let refused = || not_a_shim_text(cli, found);
+    let Some(dir) = parent(found).filter(|dir| is_fully_qualified(dir)) else {
+        return Err(refused());
+    };
+    let Some(text) = read(found) else { return Err(not_found_message(cli)) };
+    let Some(shim) = parse_shim(&text) else { return Err(refused()) };
+    let target = join_normalized(dir, &shim.target);
+    let Some(program) = shim.program else {
+        // A shim without a program runs its target itself, which the relay does only for an exe.
+        if !target.to_ascii_lowercase().ends_with(".exe") {
+            return Err(refused());
+        }
+        return Ok(Launch { program: target, leading_args: Vec::new() });
+    };
+    let exe = format!("{program}.exe");
+    let beside = join(dir, &exe);
+    let program_path = match (search.exists)(&beside) {
+        true => beside,
+        false => on_path(&program, &[".exe"], search).ok_or_else(|| not_found_message(&program))?,
+    };
+    let mut leading_args = shim.args;
+    leading_args.push(target);
+    Ok(Launch { program: program_path, leading_args })
+}
+
+/// What an npm cmd-shim runs: `program` (a bare name such as `node`; `None` when the shim runs its
+/// target itself), the arguments its script's `#!` line gave, and the target relative to the
+/// shim's directory, with `\` separators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shim {
+    program: Option<String>,
+    args: Vec<String>,
+    target: String,
+}
+
+/// Reads the text of a `.cmd` written by npm's cmd-shim. Its marks: the line that sets `dp0` to
+/// the shim's directory, and a last line that runs `"%_prog%"` (the program, either `<prog>.exe`
+/// beside the shim or `<prog>` found by the shell) or, for a target without a `#!` line, the
+/// target itself, with `"%dp0%\<target>" %*`. A shim that sets environment variables for its
+/// program, or any text without those marks, is not read as a shim (`None`).
+fn parse_shim(text: &str) -> Option<Shim> {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    if !lines.iter().any(|line| line.eq_ignore_ascii_case("SET dp0=%~dp0")) {
+        return None;
+    }
+    if lines.iter().any(|line| starts_with_ignore_case(line, "@SET ")) {
+        return None;
+    }
+    let run = lines.last()?.strip_suffix("%*")?.trim_end();
+    let (program, after) = match run.find("\"%_prog%\"") {
+        Some(at) => {
+            let program = lines.iter().find_map(|line| fallback_program(line))?;
+            (Some(program), &run[at + "\"%_prog%\"".len()..])
+        }
+        None if run.starts_with("\"%dp0%\\") => (None, run),
+        None => return None,
+    };
+    let quoted = after.rfind("\"%dp0%\\")?;
+    let target = after[quoted + "\"%dp0%\\".len()..].strip_suffix('"')?;
+    let args: Vec<String> = after[..quoted].split_whitespace().map(String::from).collect();
+    if !is_plain_target(target) || !args.iter().all(|arg| is_plain_arg(arg)) {
+        return None;
+    }
+    if program.is_none() && !args.is_empty() {
+        return None;
+    }
+    Some(Shim { program, args, target: target.to_string() })
+}
+
+/// The `<prog>` of a `SET "_prog=<prog>"` line, when it is a bare program name (the other
+/// `_prog` line names `<prog>.exe` beside the shim).
+fn fallback_program(line: &str) -> Option<String> {
+    let value = line.strip_prefix("SET \"_prog=")?.strip_suffix('"')?;
+    let bare = !value.is_empty()
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    bare.then(|| value.to_string())
+}
+
+/// A target the shell would pass on unchanged: no quote, no variable, relative, not empty.
+fn is_plain_target(target: &str) -> bool {
+    !target.is_empty()
+        && !target.contains(['"', '%', '\r', '\n'])
+        && !is_fully_qualified(target)
+        && !target.starts_with(['\\', '/'])
+}
+
+/// A `#!` argument the shell would pass on unchanged.
+fn is_plain_arg(arg: &str) -> bool {
+    !arg.contains(['"', '%', '^', '&', '|', '<', '>', '(', ')'])
+}
+
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+}
+
+/// Whether `path` is a full path on its own: `X:\…` or `X:/…`, or a UNC path `\\server\share…`.
+fn is_fully_qualified(path: &str) -> bool {
+    match path.as_bytes() {
+        [letter, b':', separator, ..] => {
+            letter.is_ascii_alphabetic() && matches!(separator, b'\\' | b'/')
+        }
+        [b'\\', b'\\', rest @ ..] => rest.first().is_some_and(|c| !matches!(c, b'\\' | b'/')),
+        _ => false,
+    }
+}
+
+/// `dir\name`, with one separator between.
+fn join(dir: &str, name: &str) -> String {
+    format!("{}\\{name}", dir.trim_end_matches(['\\', '/']))
+}
+
+/// The directory of a file path (the text before its last separator), if it has one.
+fn parent(path: &str) -> Option<&str> {
+    let at = path.rfind(['\\', '/'])?;
+    Some(&path[..at]).filter(|dir| !dir.is_empty())
+}
+
+/// `dir\rel` with `.` and empty components dropped and each `..` removing the one before it,
+/// never the drive or the server and share.
+fn join_normalized(dir: &str, rel: &str) -> String {
+    let (prefix, rest) = match dir.strip_prefix(r"\\") {
+        Some(unc) => {
+            let mut parts = unc.splitn(3, ['\\', '/']);
+            let server = parts.next().unwrap_or("");
+            let share = parts.next().unwrap_or("");
+            (format!(r"\\{server}\{share}"), parts.next().unwrap_or(""))
+        }
+        None => (dir[..2].to_string(), &dir[2..]),
+    };
+    let mut components: Vec<&str> = Vec::new();
+    for component in rest.split(['\\', '/']).chain(rel.split(['\\', '/'])) {
+        match component {
+            "" | "." => (),
+            ".." => {
+                components.pop();
+            }
+            _ => components.push(component),
+        }
+    }
+    let mut path = prefix;
+    for component in components {
+        path.push('\\');
+        path.push_str(component);
+    }
+    path
+}
+
+/// The refusal of a batch file that is not an npm cmd-shim or not named by its full path.
+fn not_a_shim_text(cli: &str, path: &str) -> String {
+    let variable = match cli {
+        "gemini" => "GEMINI_CLI_PATH",
+        _ => "AGY_CLI_PATH",
+    };
+    format!(
+        "Refusing to run {path}: the relay runs a batch file only when it is an npm cmd-shim named \
+         by its full path, and never through cmd.exe. Set {variable} to the full path of {cli}.exe, \
+         or of the {cli}.cmd that npm installs."
+    )
+}
+
+/// The text for a CLI that was not found (Windows variants), with install hints for agy and
+/// gemini; the third line says where the relay looked.
+pub(crate) fn not_found_message(name: &str) -> String {
+    let searched = match name {
+        "agy" => "AGY_CLI_PATH when set, else agy.exe in each PATH directory (never the current \
+                  directory), then %LOCALAPPDATA%\\agy\\bin, %LOCALAPPDATA%\\Antigravity, \
+                  %LOCALAPPDATA%\\Programs\\agy and %USERPROFILE%\\.local\\bin"
+            .to_string(),
+        "gemini" => "GEMINI_CLI_PATH when set, else gemini.exe or the npm shim gemini.cmd in each \
+                     PATH directory (never the current directory)"
+            .to_string(),
+        _ => format!("{name}.exe in each PATH directory (never the current directory)"),
+    };
+    let mut lines = vec![
+        format!("Could not find the \"{name}\" executable."),
+        "The MCP server runs in its own process and may not inherit your shell's PATH.".to_string(),
+        format!("• Verify it is installed and resolvable: the relay looks for {searched}."),
+    ];
+    match name {
+        "agy" => lines.extend([
+            "• Antigravity CLI (agy) is the Gemini CLI's successor and this tool's default backend since 2026-06-18. To install it, install it from https://goo.gle/gemini-cli-migration, then run `agy` once to sign in.",
+            "• It installs to %LOCALAPPDATA%\\agy\\bin\\agy.exe (older builds: %LOCALAPPDATA%\\Antigravity\\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe.",
+            "• On a supported Gemini tier (paid API key or Enterprise/Standard license)? Set GEMINI_MCP_BACKEND=gemini to keep using the Gemini CLI instead.",
+            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
+        ].map(String::from)),
+        "gemini" => lines.extend([
+            "• The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: install it from https://goo.gle/gemini-cli-migration, then unset GEMINI_MCP_BACKEND.",
+            "• Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.",
+            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
+        ].map(String::from)),
+        _ => (),
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use super::*;
+
+    /// A Windows machine in miniature: files that exist (compared case-insensitively, as NTFS
+    /// does), their texts, and the environment.
+    struct Machine {
+        files: HashSet<String>,
+        texts: HashMap<String, String>,
+        path: Vec<String>,
+        pathext: Option<String>,
+        local_app_data: Option<String>,
+        user_profile: Option<String>,
+    }
+
+    impl Machine {
+        fn new(path: &[&str], files: &[&str]) -> Machine {
+            Machine {
+                files: files.iter().map(|it| it.to_ascii_lowercase()).collect(),
+                texts: HashMap::new(),
+                path: path.iter().map(|it| it.to_string()).collect(),
+                pathext: Some(".COM;.EXE;.BAT;.CMD;.VBS;.JS;.PS1".to_string()),
+                local_app_data: Some(r"C:\Users\me\AppData\Local".to_string()),
+                user_profile: Some(r"C:\Users\me".to_string()),
+            }
+        }
+
+        fn with_text(mut self, file: &str, text: &str) -> Machine {
+            self.files.insert(file.to_ascii_lowercase());
+            self.texts.insert(file.to_ascii_lowercase(), text.to_string());
+            self
+        }
+
+        fn run<T>(
+            &self,
+            body: impl FnOnce(&Search<'_>, &dyn Fn(&str) -> Option<String>) -> T,
+        ) -> T {
+            let exists = |path: &str| self.files.contains(&path.to_ascii_lowercase());
+            let read = |path: &str| self.texts.get(&path.to_ascii_lowercase()).cloned();
+            let search = Search {
+                path: &self.path,
+                pathext: self.pathext.as_deref(),
+                local_app_data: self.local_app_data.as_deref(),
+                user_profile: self.user_profile.as_deref(),
+                exists: &exists,
+            };
+            body(&search, &read)
+        }
+    }
+
+    fn check_find(cli: &str, configured: Option<&str>, machine: &Machine, expected: Option<&str>) {
+        let found = machine.run(|search, _| match cli {
+            "agy" => find_agy(configured, search),
+            _ => find_gemini(configured, search),
+        });
+        assert_eq!(found.as_deref(), expected, "{cli} with {configured:?}");
+    }
+
+    fn check_launch(
+        cli: &str,
+        found: &str,
+        machine: &Machine,
+        expected: Result<(&str, &[&str]), String>,
+    ) {
+        let launch = machine.run(|search, read| launch(cli, found, read, search));
+        let expected = expected.map(|(program, args)| Launch {
+            program: program.to_string(),
+            leading_args: args.iter().map(|it| it.to_string()).collect(),
+        });
+        assert_eq!(launch, expected, "{cli}: {found}");
+    }
+
+    const NPM: &str = r"C:\Users\me\AppData\Roaming\npm";
+    const GEMINI_JS: &str =
+        r"C:\Users\me\AppData\Roaming\npm\node_modules\@google\gemini-cli\dist\index.js";
+
+    /// The lines of an npm cmd-shim that the reader looks at, for a script whose `#!` line runs
+    /// `program` with `args`, and whose target is `target` relative to the shim; the shell plumbing
+    /// between them is left out.
+    fn npm_shim(program: &str, args: &str, target: &str) -> String {
+        [
+            "@ECHO off".to_string(),
+            "SET dp0=%~dp0".to_string(),
+            format!("SET \"_prog=%dp0%\\{program}.exe\""),
+            format!("SET \"_prog={program}\""),
+            format!("endLocal & \"%_prog%\" {args} \"%dp0%\\{target}\" %*"),
+        ]
+        .join("\r\n")
+            + "\r\n"
+    }
+
+    fn gemini_shim() -> String {
+        npm_shim("node", "", r"node_modules\@google\gemini-cli\dist\index.js")
+    }
+
+    #[test]
+    fn agy_path_setting_wins_and_is_not_checked() {
+        let machine = Machine::new(&[r"C:\bin"], &[r"C:\bin\agy.exe"]);
+        check_find("agy", Some(r"D:\tools\agy.exe"), &machine, Some(r"D:\tools\agy.exe"));
+        check_find("agy", Some(r"  D:\tools\agy.exe "), &machine, Some(r"D:\tools\agy.exe"));
+        check_find("agy", Some("  "), &machine, Some(r"C:\bin\agy.exe"));
+        check_find("agy", None, &machine, Some(r"C:\bin\agy.exe"));
+    }
+
+    #[test]
+    fn agy_is_found_in_path_order() {
+        let machine =
+            Machine::new(&[r"C:\a", r"C:\b\", "D:/c"], &[r"C:\b\agy.exe", r"D:\c\agy.exe"]);
+        check_find("agy", None, &machine, Some(r"C:\b\agy.exe"));
+        let machine = Machine::new(&[r"C:\a", r"C:\b\", "D:/c"], &[r"D:/c\agy.exe"]);
+        check_find("agy", None, &machine, Some(r"D:/c\agy.exe"));
+    }
+
+    #[test]
+    fn agy_is_only_an_exe_on_path() {
+        let machine = Machine::new(&[r"C:\a"], &[r"C:\a\agy.cmd", r"C:\a\agy.bat", r"C:\a\agy"]);
+        check_find("agy", None, &machine, None);
+    }
+
+    #[test]
+    fn the_current_directory_is_never_searched() {
+        let files = [r"agy.exe", r".\agy.exe", r"bin\agy.exe", r"C:bin\agy.exe", r"\bin\agy.exe"];
+        let machine = Machine::new(&["", ".", "bin", r"C:bin", r"\bin", " "], &files);
+        check_find("agy", None, &machine, None);
+        let machine = Machine::new(&["", ".", r"..\x"], &["gemini.cmd", r".\gemini.exe"]);
+        check_find("gemini", None, &machine, None);
+    }
+
+    #[test]
+    fn padded_and_network_path_entries_are_searched() {
+        let machine = Machine::new(&[r" C:\tools "], &[r"C:\tools\agy.exe"]);
+        check_find("agy", None, &machine, Some(r"C:\tools\agy.exe"));
+        let machine = Machine::new(&[r"\\srv\share\bin"], &[r"\\srv\share\bin\agy.exe"]);
+        check_find("agy", None, &machine, Some(r"\\srv\share\bin\agy.exe"));
+    }
+
+    #[test]
+    fn agy_falls_back_to_the_install_locations_in_order() {
+        let all = [
+            r"C:\Users\me\AppData\Local\agy\bin\agy.exe",
+            r"C:\Users\me\AppData\Local\Antigravity\agy.exe",
+            r"C:\Users\me\AppData\Local\Programs\agy\agy.exe",
+            r"C:\Users\me\.local\bin\agy.exe",
+        ];
+        for first in 0..all.len() {
+            let machine = Machine::new(&[r"C:\bin"], &all[first..]);
+            check_find("agy", None, &machine, Some(all[first]));
+        }
+        let machine = Machine::new(&[r"C:\bin"], &[r"C:\bin\agy.exe", all[0]]);
+        check_find("agy", None, &machine, Some(r"C:\bin\agy.exe"));
+    }
+
+    #[test]
+    fn agy_install_locations_need_full_base_paths() {
+        let mut machine =
+            Machine::new(&[], &[r"AppData\agy\bin\agy.exe", r"me\.local\bin\agy.exe"]);
+        machine.local_app_data = Some("AppData".to_string());
+        machine.user_profile = Some("me".to_string());
+        check_find("agy", None, &machine, None);
+        machine.local_app_data = None;
+        machine.user_profile = None;
+        check_find("agy", None, &machine, None);
+    }
+
+    #[test]
+    fn gemini_path_setting_wins() {
+        let machine = Machine::new(&[NPM], &[&format!(r"{NPM}\gemini.cmd")]);
+        check_find("gemini", Some(r"D:\g\gemini.exe"), &machine, Some(r"D:\g\gemini.exe"));
+        check_find("gemini", None, &machine, Some(&format!(r"{NPM}\gemini.cmd")));
+    }
+
+    #[test]
+    fn gemini_follows_pathext_order_within_a_directory() {
+        let files = [r"C:\a\gemini.cmd", r"C:\a\gemini.exe"];
+        let mut machine = Machine::new(&[r"C:\a"], &files);
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.exe"));
+        machine.pathext = Some(".CMD;.EXE".to_string());
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.cmd"));
+        machine.pathext = Some(" .cmd ; ;.exe".to_string());
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.cmd"));
+    }
+
+    #[test]
+    fn gemini_follows_path_order_before_pathext() {
+        let machine = Machine::new(&[r"C:\a", r"C:\b"], &[r"C:\a\gemini.cmd", r"C:\b\gemini.exe"]);
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.cmd"));
+    }
+
+    #[test]
+    fn without_a_usable_pathext_the_runnable_extensions_are_tried() {
+        let mut machine = Machine::new(&[r"C:\a"], &[r"C:\a\gemini.cmd"]);
+        machine.pathext = None;
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.cmd"));
+        machine.pathext = Some(".COM;.BAT".to_string());
+        check_find("gemini", None, &machine, Some(r"C:\a\gemini.cmd"));
+        machine.pathext = Some(".EXE".to_string());
+        check_find("gemini", None, &machine, None);
+    }
+
+    #[test]
+    fn gemini_never_picks_other_kinds_of_shim() {
+        let files = [r"C:\a\gemini", r"C:\a\gemini.ps1", r"C:\a\gemini.bat", r"C:\a\gemini.js"];
+        check_find("gemini", None, &Machine::new(&[r"C:\a"], &files), None);
+    }
+
+    #[test]
+    fn an_exe_is_spawned_directly() {
+        let machine = Machine::new(&[], &[]);
+        check_launch("agy", r"C:\bin\agy.exe", &machine, Ok((r"C:\bin\agy.exe", &[])));
+        check_launch("agy", "agy", &machine, Ok(("agy", &[])));
+        check_launch("gemini", r"D:\g\gemini.EXE", &machine, Ok((r"D:\g\gemini.EXE", &[])));
+    }
+
+    #[test]
+    fn the_npm_shim_runs_node_beside_it() {
+        let shim = format!(r"{NPM}\gemini.cmd");
+        let machine =
+            Machine::new(&[r"C:\node"], &[&format!(r"{NPM}\node.exe"), r"C:\node\node.exe"])
+                .with_text(&shim, &gemini_shim());
+        check_launch("gemini", &shim, &machine, Ok((&format!(r"{NPM}\node.exe"), &[GEMINI_JS])));
+    }
+
+    #[test]
+    fn the_npm_shim_runs_node_from_path_otherwise() {
+        let shim = format!(r"{NPM}\gemini.cmd");
+        let machine = Machine::new(
+            &[".", r"C:\Program Files\nodejs"],
+            &["node.exe", r".\node.exe", r"C:\Program Files\nodejs\node.exe"],
+        )
+        .with_text(&shim, &gemini_shim());
+        check_launch(
+            "gemini",
+            &shim,
+            &machine,
+            Ok((r"C:\Program Files\nodejs\node.exe", &[GEMINI_JS])),
+        );
+    }
+
+    #[test]
+    fn the_npm_shim_without_node_is_not_found() {
+        let shim = format!(r"{NPM}\gemini.cmd");
+        let machine =
+            Machine::new(&[r"C:\a"], &[r"C:\a\node.cmd"]).with_text(&shim, &gemini_shim());
+        check_launch("gemini", &shim, &machine, Err(not_found_message("node")));
+    }
+
+    #[test]
+    fn shim_targets_resolve_against_the_shim_directory() {
+        let shim = r"C:\proj\node_modules\.bin\gemini.cmd";
+        let text = npm_shim("node", "", r"..\@google\gemini-cli\dist\index.js");
+        let machine =
+            Machine::new(&[], &[r"C:\proj\node_modules\.bin\node.exe"]).with_text(shim, &text);
+        check_launch(
+            "gemini",
+            shim,
+            &machine,
+            Ok((
+                r"C:\proj\node_modules\.bin\node.exe",
+                &[r"C:\proj\node_modules\@google\gemini-cli\dist\index.js"],
+            )),
+        );
+        let shim = r"\\srv\share\npm\gemini.cmd";
+        let text = npm_shim("node", "", r"..\..\..\lib\gemini.js");
+        let machine = Machine::new(&[], &[r"\\srv\share\npm\node.exe"]).with_text(shim, &text);
+        check_launch(
+            "gemini",
+            shim,
+            &machine,
+            Ok((r"\\srv\share\npm\node.exe", &[r"\\srv\share\lib\gemini.js"])),
+        );
+    }
+
+    #[test]
+    fn shim_arguments_of_the_script_come_first() {
+        let shim = r"C:\npm\gemini.cmd";
+        let text = npm_shim("node", "--no-warnings --max-old-space-size=4096", r"m\cli.js");
+        let machine = Machine::new(&[], &[r"C:\npm\node.exe"]).with_text(shim, &text);
+        check_launch(
+            "gemini",
+            shim,
+            &machine,
+            Ok((
+                r"C:\npm\node.exe",
+                &["--no-warnings", "--max-old-space-size=4096", r"C:\npm\m\cli.js"],
+            )),
+        );
+    }
+
+    #[test]
+    fn shims_of_other_programs_run_that_program() {
+        let shim = r"C:\npm\gemini.cmd";
+        let text = npm_shim("bun", "", r"m\cli.js");
+        let machine = Machine::new(&[r"C:\bun"], &[r"C:\bun\bun.exe"]).with_text(shim, &text);
+        check_launch("gemini", shim, &machine, Ok((r"C:\bun\bun.exe", &[r"C:\npm\m\cli.js"])));
+    }
+
+    #[test]
+    fn a_shim_without_a_program_runs_its_exe_target() {
+        let shim = r"C:\npm\agy.cmd";
+        let head = "@ECHO off\r\nSET dp0=%~dp0";
+        let machine = Machine::new(&[], &[])
+            .with_text(shim, &format!("{head}\r\n\"%dp0%\\..\\agy\\agy.exe\"   %*\r\n"));
+        check_launch("agy", shim, &machine, Ok((r"C:\agy\agy.exe", &[])));
+        let machine = Machine::new(&[], &[])
+            .with_text(shim, &format!("{head}\r\n\"%dp0%\\agy\\cli.js\"   %*\r\n"));
+        check_launch("agy", shim, &machine, Err(not_a_shim_text("agy", shim)));
+    }
+
+    #[test]
+    fn batch_files_that_are_not_npm_shims_are_refused() {
+        let shim = r"C:\tools\gemini.bat";
+        let texts = [
+            "@echo off\r\nnode \"%~dp0\\gemini.js\" %*\r\n".to_string(),
+            "@ECHO off\r\nSET dp0=%~dp0\r\ncalc.exe\r\n".to_string(),
+            gemini_shim().replace(" %*\r\n", "\r\n"),
+            gemini_shim().replace("SET dp0=%~dp0", "SET dp0=C:\\"),
+            gemini_shim().replace("SET \"_prog=node\"", "SET \"_prog=C:\\evil\\node\""),
+            gemini_shim().replace(r"\dist\index.js", r"\%USERNAME%.js"),
+            gemini_shim().replace("\"%_prog%\" ", "\"%_prog%\" & calc "),
+            gemini_shim().replace("@ECHO off", "@ECHO off\r\n@SET NODE_OPTIONS=--x"),
+            npm_shim("node", "", r"C:\elsewhere\cli.js"),
+            String::new(),
+        ];
+        for text in texts {
+            let machine = Machine::new(&[], &[r"C:\tools\node.exe"]).with_text(shim, &text);
+            check_launch("gemini", shim, &machine, Err(not_a_shim_text("gemini", shim)));
+        }
+    }
+
+    #[test]
+    fn batch_files_by_relative_path_are_refused() {
+        let machine = Machine::new(&[], &["gemini.cmd"]).with_text("gemini.cmd", &gemini_shim());
+        check_launch(
+            "gemini",
+            "gemini.cmd",
+            &machine,
+            Err(not_a_shim_text("gemini", "gemini.cmd")),
+        );
+        check_launch("agy", r"bin\agy.CMD", &machine, Err(not_a_shim_text("agy", r"bin\agy.CMD")));
+    }
+
+    #[test]
+    fn an_unreadable_shim_is_not_found() {
+        let machine = Machine::new(&[], &[]);
+        check_launch("gemini", r"C:\npm\gemini.cmd", &machine, Err(not_found_message("gemini")));
+    }
+
+    #[test]
+    fn refusals_name_the_variable_to_set() {
+        assert!(not_a_shim_text("gemini", r"C:\x\gemini.bat").contains("Set GEMINI_CLI_PATH to"));
+        assert!(not_a_shim_text("agy", r"C:\x\agy.cmd").contains("Set AGY_CLI_PATH to"));
+    }
+
+    fn check_not_found(name: &str, third: &str, lines: usize) {
+        let text = not_found_message(name);
+        let all: Vec<&str> = text.lines().collect();
+        assert_eq!(all.len(), lines, "{text}");
+        assert_eq!(all[0], format!("Could not find the \"{name}\" executable."));
+        assert_eq!(all[2], third);
+        assert!(!text.contains("where ") && !text.contains("which "), "{text}");
+    }
+
+    #[test]
+    fn not_found_texts_say_where_the_relay_looked() {
+        check_not_found(
+            "agy",
+            r"• Verify it is installed and resolvable: the relay looks for AGY_CLI_PATH when set, else agy.exe in each PATH directory (never the current directory), then %LOCALAPPDATA%\agy\bin, %LOCALAPPDATA%\Antigravity, %LOCALAPPDATA%\Programs\agy and %USERPROFILE%\.local\bin.",
+            7,
+        );
+        check_not_found(
+            "gemini",
+            "• Verify it is installed and resolvable: the relay looks for GEMINI_CLI_PATH when set, else gemini.exe or the npm shim gemini.cmd in each PATH directory (never the current directory).",
+            6,
+        );
+        check_not_found(
+            "node",
+            "• Verify it is installed and resolvable: the relay looks for node.exe in each PATH directory (never the current directory).",
+            3,
+        );
+    }
+
+    #[test]
+    fn not_found_texts_keep_the_windows_install_lines() {
+        let agy = not_found_message("agy");
+        assert!(agy.contains("To install it, install it from https://goo.gle/gemini-cli-migration, then run `agy` once to sign in."));
+        assert!(agy.contains(r"• It installs to %LOCALAPPDATA%\agy\bin\agy.exe (older builds: %LOCALAPPDATA%\Antigravity\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe."));
+        let gemini = not_found_message("gemini");
+        assert!(gemini.contains("this tool's new default: install it from https://goo.gle/gemini-cli-migration, then unset GEMINI_MCP_BACKEND."));
+        assert!(!agy.contains("curl") && !gemini.contains("curl"));
+    }
+}
