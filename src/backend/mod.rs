@@ -3,6 +3,8 @@
 //! prompt in one place and hands it to the backend with the call's runner.
 
 pub mod agy;
+#[cfg(any(windows, test))]
+pub(crate) mod cmdline;
 pub mod gemini;
 pub mod options;
 pub mod prepare;
