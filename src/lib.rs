@@ -33,3 +33,5 @@ mod tasks;
 mod testutil;
 mod tools;
 mod validate;
+#[cfg(any(windows, test))]
+mod winhosts;
