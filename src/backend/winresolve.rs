@@ -3,6 +3,8 @@
 //! orders, the reading of an npm cmd-shim into the `node.exe <script>` it runs, and the Windows
 //! "not found" texts. File checks and reads are passed in, so every decision is tested on any OS.
 
+use std::fmt;
+
 /// What a search reads from the environment and the file system.
 pub(crate) struct Search<'a> {
     /// `PATH`'s entries as `std::env::split_paths` gives them (split at `;`, quotes removed).
@@ -89,23 +91,24 @@ fn on_path(name: &str, runnable: &[&str], search: &Search<'_>) -> Option<String>
 /// npm cmd-shim, run as the program and script it names, never through `cmd.exe`; any other batch
 /// file is refused. Everything else is spawned directly.
 ///
-/// `Err` is the text the call fails with: the not-found text when the shim cannot be read or its
-/// program is nowhere, else the refusal, which names the variable that picks another file.
+/// `Err` says why nothing can be launched; its `Display` is the text the call fails with.
 pub(crate) fn launch(
     cli: &str,
     found: &str,
     read: &dyn Fn(&str) -> Option<String>,
     search: &Search<'_>,
-) -> Result<Launch, String> {
+) -> Result<Launch, NotLaunched> {
     let lower = found.to_ascii_lowercase();
     if !(lower.ends_with(".cmd") || lower.ends_with(".bat")) {
         return Ok(Launch { program: found.to_string(), leading_args: Vec::new() });
     }
-    let refused = || not_a_shim_text(cli, found);
+    let refused = || NotLaunched::NotAShim { cli: cli.to_string(), path: found.to_string() };
     let Some(dir) = parent(found).filter(|dir| is_fully_qualified(dir)) else {
         return Err(refused());
     };
-    let Some(text) = read(found) else { return Err(not_found_message(cli)) };
+    let Some(text) = read(found) else {
+        return Err(NotLaunched::NotFound { name: cli.to_string() });
+    };
     let Some(shim) = parse_shim(&text) else { return Err(refused()) };
     let target = join_normalized(dir, &shim.target);
     let Some(program) = shim.program else {
@@ -119,11 +122,30 @@ pub(crate) fn launch(
     let beside = join(dir, &exe);
     let program_path = match (search.exists)(&beside) {
         true => beside,
-        false => on_path(&program, &[".exe"], search).ok_or_else(|| not_found_message(&program))?,
+        false => on_path(&program, &[".exe"], search)
+            .ok_or_else(|| NotLaunched::NotFound { name: program.clone() })?,
     };
     let mut leading_args = shim.args;
     leading_args.push(target);
     Ok(Launch { program: program_path, leading_args })
+}
+
+/// Why `launch` has nothing to spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotLaunched {
+    /// The shim could not be read, or the program it runs (`name`, such as `node`) is nowhere.
+    NotFound { name: String },
+    /// A batch file the relay does not run: not an npm cmd-shim, or not named by its full path.
+    NotAShim { cli: String, path: String },
+}
+
+impl fmt::Display for NotLaunched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotLaunched::NotFound { name } => f.write_str(&not_found_message(name)),
+            NotLaunched::NotAShim { cli, path } => f.write_str(&not_a_shim_text(cli, path)),
+        }
+    }
 }
 
 /// What an npm cmd-shim runs: `program` (a bare name such as `node`; `None` when the shim runs its
@@ -360,7 +382,7 @@ mod tests {
         cli: &str,
         found: &str,
         machine: &Machine,
-        expected: Result<(&str, &[&str]), String>,
+        expected: Result<(&str, &[&str]), NotLaunched>,
     ) {
         let launch = machine.run(|search, read| launch(cli, found, read, search));
         let expected = expected.map(|(program, args)| Launch {
@@ -368,6 +390,14 @@ mod tests {
             leading_args: args.iter().map(|it| it.to_string()).collect(),
         });
         assert_eq!(launch, expected, "{cli}: {found}");
+    }
+
+    fn not_found(name: &str) -> NotLaunched {
+        NotLaunched::NotFound { name: name.to_string() }
+    }
+
+    fn not_a_shim(cli: &str, path: &str) -> NotLaunched {
+        NotLaunched::NotAShim { cli: cli.to_string(), path: path.to_string() }
     }
 
     const NPM: &str = r"C:\Users\me\AppData\Roaming\npm";
@@ -541,7 +571,7 @@ mod tests {
         let shim = format!(r"{NPM}\gemini.cmd");
         let machine =
             Machine::new(&[r"C:\a"], &[r"C:\a\node.cmd"]).with_text(&shim, &gemini_shim());
-        check_launch("gemini", &shim, &machine, Err(not_found_message("node")));
+        check_launch("gemini", &shim, &machine, Err(not_found("node")));
     }
 
     #[test]
@@ -603,7 +633,7 @@ mod tests {
         check_launch("agy", shim, &machine, Ok((r"C:\agy\agy.exe", &[])));
         let machine = Machine::new(&[], &[])
             .with_text(shim, &format!("{head}\r\n\"%dp0%\\agy\\cli.js\"   %*\r\n"));
-        check_launch("agy", shim, &machine, Err(not_a_shim_text("agy", shim)));
+        check_launch("agy", shim, &machine, Err(not_a_shim("agy", shim)));
     }
 
     #[test]
@@ -623,32 +653,31 @@ mod tests {
         ];
         for text in texts {
             let machine = Machine::new(&[], &[r"C:\tools\node.exe"]).with_text(shim, &text);
-            check_launch("gemini", shim, &machine, Err(not_a_shim_text("gemini", shim)));
+            check_launch("gemini", shim, &machine, Err(not_a_shim("gemini", shim)));
         }
     }
 
     #[test]
     fn batch_files_by_relative_path_are_refused() {
         let machine = Machine::new(&[], &["gemini.cmd"]).with_text("gemini.cmd", &gemini_shim());
-        check_launch(
-            "gemini",
-            "gemini.cmd",
-            &machine,
-            Err(not_a_shim_text("gemini", "gemini.cmd")),
-        );
-        check_launch("agy", r"bin\agy.CMD", &machine, Err(not_a_shim_text("agy", r"bin\agy.CMD")));
+        check_launch("gemini", "gemini.cmd", &machine, Err(not_a_shim("gemini", "gemini.cmd")));
+        check_launch("agy", r"bin\agy.CMD", &machine, Err(not_a_shim("agy", r"bin\agy.CMD")));
     }
 
     #[test]
     fn an_unreadable_shim_is_not_found() {
         let machine = Machine::new(&[], &[]);
-        check_launch("gemini", r"C:\npm\gemini.cmd", &machine, Err(not_found_message("gemini")));
+        check_launch("gemini", r"C:\npm\gemini.cmd", &machine, Err(not_found("gemini")));
     }
 
     #[test]
-    fn refusals_name_the_variable_to_set() {
-        assert!(not_a_shim_text("gemini", r"C:\x\gemini.bat").contains("Set GEMINI_CLI_PATH to"));
-        assert!(not_a_shim_text("agy", r"C:\x\agy.cmd").contains("Set AGY_CLI_PATH to"));
+    fn failures_display_their_texts() {
+        assert_eq!(
+            not_a_shim("gemini", r"C:\x\gemini.bat").to_string(),
+            r"Refusing to run C:\x\gemini.bat: the relay runs a batch file only when it is an npm cmd-shim named by its full path, and never through cmd.exe. Set GEMINI_CLI_PATH to the full path of gemini.exe, or of the gemini.cmd that npm installs."
+        );
+        assert!(not_a_shim("agy", r"C:\x\agy.cmd").to_string().contains(". Set AGY_CLI_PATH to"));
+        assert_eq!(not_found("node").to_string(), not_found_message("node"));
     }
 
     fn check_not_found(name: &str, third: &str, lines: usize) {
