@@ -14,6 +14,8 @@ pub(crate) fn config_locations(host: Host) -> (&'static str, &'static str) {
         Host::Gemini => (r"%USERPROFILE%\.gemini\settings.json", r".gemini\settings.json"),
         Host::Qwen => (r"%USERPROFILE%\.qwen\settings.json", r".qwen\settings.json"),
         Host::Opencode => (r"%USERPROFILE%\.config\opencode\opencode.json", "opencode.json"),
+        Host::Cursor => (r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json"),
+        Host::Agy => (r"%USERPROFILE%\.gemini\config\mcp_config.json", r".agents\mcp_config.json"),
     }
 }
 
@@ -82,6 +84,12 @@ mod tests {
             r"%USERPROFILE%\.config\opencode\opencode.json",
             "opencode.json",
         );
+        check_locations(Host::Cursor, r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json");
+        check_locations(
+            Host::Agy,
+            r"%USERPROFILE%\.gemini\config\mcp_config.json",
+            r".agents\mcp_config.json",
+        );
     }
 
     #[test]
@@ -132,12 +140,13 @@ mod tests {
             (name == "AGY_CLI_PATH").then(|| r"C:\Users\me\agy.exe".to_string())
         });
         let binary = shown_binary_path(r"\\?\C:\Program Files\gemini-relay.exe");
-        for host in [Host::Gemini, Host::Qwen, Host::Opencode] {
-            let text = crate::hosts::render(host, &binary, &config).text;
+        let cwd = std::path::Path::new("/");
+        for host in [Host::Gemini, Host::Qwen, Host::Opencode, Host::Cursor, Host::Agy] {
+            let text = crate::hosts::render(host, &binary, cwd, &config).unwrap().text;
             assert!(text.contains(r#""C:\\Program Files\\gemini-relay.exe""#), "{text}");
-            assert!(text.contains(r#""C:\\Users\\me\\agy.exe""#), "{text}");
+            assert!(text.contains(r#"C:\\Users\\me\\agy.exe""#), "{text}");
         }
-        let codex = crate::hosts::render(Host::Codex, &binary, &config).text;
+        let codex = crate::hosts::render(Host::Codex, &binary, cwd, &config).unwrap().text;
         assert!(codex.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{codex}");
     }
 
