@@ -8,6 +8,7 @@ use crate::backend::{self, Backend, Backends, Reply, Request};
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{Limits, OnStdout, Runner, Runs};
+use crate::preview;
 use crate::progress::Progress;
 
 /// Shared by every call for the life of the process.
@@ -96,6 +97,6 @@ impl Ctx<'_> {
     /// A stdout callback feeding the preview, or `None` when nobody watches progress.
     fn stdout_sink(&self) -> Option<OnStdout> {
         let progress = self.call.progress.clone()?;
-        Some(Arc::new(move |chunk: &[u8]| progress.record(&String::from_utf8_lossy(chunk))))
+        Some(preview::text_sink(move |text| progress.record(text)))
     }
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::{js, redact};
+use crate::{js, preview, redact};
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
@@ -339,6 +339,13 @@ impl<'a> Runner<'a> {
         limits: Limits,
     ) -> Runner<'a> {
         Runner { runs, abort, on_stdout, limits }
+    }
+
+    /// The same runner, its preview seeing the decoded text of a stream-json run instead of the
+    /// events.
+    pub fn decoding_stream_json(&self) -> Runner<'a> {
+        let on_stdout = self.on_stdout.clone().map(preview::stream_json);
+        Runner { runs: self.runs, abort: self.abort, on_stdout, limits: self.limits }
     }
 
     /// Set when the call was cancelled by the client or the server is shutting down; long work

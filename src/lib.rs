@@ -23,6 +23,7 @@ mod lane;
 mod logging;
 mod mcp;
 mod pool;
+mod preview;
 mod progress;
 mod prompts;
 mod redact;

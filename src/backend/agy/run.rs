@@ -37,7 +37,15 @@ impl Agy {
         let invocation = args::invocation(prompt.clone(), opts, &caps, &self.print_timeout)?;
         let via_stdin = invocation.via_stdin;
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
-        let (outcome, stderr) = runner.execute_with_stderr(self.command(&invocation.args, stdin));
+        let decoding;
+        let run_runner = if via_stdin {
+            decoding = runner.decoding_stream_json();
+            &decoding
+        } else {
+            runner
+        };
+        let (outcome, stderr) =
+            run_runner.execute_with_stderr(self.command(&invocation.args, stdin));
         let (stdout, print_error) = match outcome {
             Ok(stdout) => (stdout, None),
             Err(failure @ (Failure::NotFound { .. } | Failure::Overflow { .. })) => {

@@ -1,0 +1,360 @@
+//! What a child's stdout adds to its call's progress preview, as it arrives: plain text as it is (a
+//! character split across chunks is joined again), or agy's stream-json events decoded into the
+//! answer so far and one line per tool step. Both work chunk by chunk and look at each byte once.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::de::{Deserializer as _, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::exec::OnStdout;
+
+/// A tool name longer than this is cut (the preview is short).
+const TOOL_NAME_CHARS: usize = 60;
+
+/// A stdout sink that hands complete UTF-8 text to `emit` (invalid bytes become U+FFFD).
+pub fn text_sink(emit: impl Fn(&str) + Send + Sync + 'static) -> OnStdout {
+    let joiner = Mutex::new(Utf8Joiner::default());
+    Arc::new(move |chunk: &[u8]| lock(&joiner).feed(chunk, &mut |text| emit(text)))
+}
+
+/// Wraps a stdout sink so that it sees the decoded text of a stream-json run instead of its events.
+pub fn stream_json(inner: OnStdout) -> OnStdout {
+    let decoder = Mutex::new(StreamJson::default());
+    Arc::new(move |chunk: &[u8]| lock(&decoder).feed(chunk, &mut |bytes| inner(bytes)))
+}
+
+/// Holds back the bytes of a character that a chunk ends in the middle of.
+#[derive(Default)]
+struct Utf8Joiner {
+    pending: Vec<u8>,
+}
+
+impl Utf8Joiner {
+    fn feed(&mut self, chunk: &[u8], emit: &mut dyn FnMut(&str)) {
+        let joined;
+        let mut rest = if self.pending.is_empty() {
+            chunk
+        } else {
+            let mut bytes = std::mem::take(&mut self.pending);
+            bytes.extend_from_slice(chunk);
+            joined = bytes;
+            &joined[..]
+        };
+        while !rest.is_empty() {
+            match std::str::from_utf8(rest) {
+                Ok(text) => return emit(text),
+                Err(err) => {
+                    let (valid, after) = rest.split_at(err.valid_up_to());
+                    if !valid.is_empty() {
+                        emit(std::str::from_utf8(valid).unwrap_or_default());
+                    }
+                    match err.error_len() {
+                        Some(bad) => {
+                            emit("\u{FFFD}");
+                            rest = &after[bad..];
+                        }
+                        None => {
+                            self.pending = after.to_vec();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the stream-json decoder is within the current line.
+#[derive(Default, PartialEq, Eq)]
+enum Line {
+    /// Nothing but white space so far (kept in `line`).
+    #[default]
+    Start,
+    /// A line that starts with `{`: kept whole until its newline, then decoded.
+    Event,
+    /// Any other line: shown as it is, as it comes.
+    Text,
+}
+
+/// The stream-json decoder's state across chunks.
+#[derive(Default)]
+struct StreamJson {
+    line: Vec<u8>,
+    state: Line,
+    /// The leading half of a UTF-16 surrogate pair that one `text_delta` ended with.
+    high_surrogate: Option<u16>,
+    /// Whether the last byte emitted was a newline (a tool line starts a line of its own).
+    at_line_start: bool,
+}
+
+impl StreamJson {
+    fn feed(&mut self, chunk: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let end = rest.iter().position(|&b| b == b'\n');
+            let (part, newline) = match end {
+                Some(at) => (&rest[..at], true),
+                None => (rest, false),
+            };
+            rest = end.map_or(&[][..], |at| &rest[at + 1..]);
+            self.take(part, emit);
+            if newline {
+                self.end_line(emit);
+            }
+        }
+    }
+
+    /// A piece of the current line (no newline in it).
+    fn take(&mut self, mut part: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        if self.state == Line::Start {
+            let blank = part.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            self.line.extend_from_slice(&part[..blank]);
+            part = &part[blank..];
+            match part.first() {
+                None => return,
+                Some(b'{') => self.state = Line::Event,
+                Some(_) => {
+                    self.state = Line::Text;
+                    let blank = std::mem::take(&mut self.line);
+                    self.out(&blank, emit);
+                }
+            }
+        }
+        match self.state {
+            Line::Text => self.out(part, emit),
+            _ => self.line.extend_from_slice(part),
+        }
+    }
+
+    fn end_line(&mut self, emit: &mut dyn FnMut(&[u8])) {
+        match std::mem::take(&mut self.state) {
+            Line::Text => self.out(b"\n", emit),
+            Line::Event => {
+                let line = std::mem::take(&mut self.line);
+                if !self.event(&line, emit) {
+                    self.out(&line, emit);
+                    self.out(b"\n", emit);
+                }
+            }
+            Line::Start => (),
+        }
+        self.line.clear();
+    }
+
+    /// Decodes one event line; false when it is not JSON (it is then shown as it is).
+    fn event(&mut self, line: &[u8], emit: &mut dyn FnMut(&[u8])) -> bool {
+        let Ok(event) = serde_json::from_slice::<BTreeMap<String, &RawValue>>(line) else {
+            return false;
+        };
+        let kind =
+            event.get("event").and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+        if kind.as_deref() != Some("step_update") {
+            return true;
+        }
+        let Some(Ok(step)) = event
+            .get("step_update")
+            .map(|raw| serde_json::from_str::<BTreeMap<String, &RawValue>>(raw.get()))
+        else {
+            return true;
+        };
+        if let Some(delta) = step.get("text_delta").and_then(|raw| wtf8_string(raw)) {
+            self.delta(&delta, emit);
+        }
+        if let Some(name) = step.get("tool_call").and_then(|raw| tool_name(raw)) {
+            self.flush_surrogate(emit);
+            if !self.at_line_start {
+                self.out(b"\n", emit);
+            }
+            self.out(format!("🔧 {name}\n").as_bytes(), emit);
+        }
+        true
+    }
+
+    /// A `text_delta`'s bytes, as serde_json reads a string that may hold lone surrogates (each as
+    /// its three-byte generalized UTF-8 form). A pair split across two deltas is joined.
+    fn delta(&mut self, bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let err = match std::str::from_utf8(rest) {
+                Ok(_) => {
+                    self.flush_surrogate(emit);
+                    return self.out(rest, emit);
+                }
+                Err(err) => err,
+            };
+            let (valid, after) = rest.split_at(err.valid_up_to());
+            if !valid.is_empty() {
+                self.flush_surrogate(emit);
+                self.out(valid, emit);
+            }
+            let skip = match surrogate(after) {
+                // A leading half that ends the delta may find its trailing half in the next one.
+                Some(unit @ 0xD800..=0xDBFF) if after.len() == 3 => {
+                    self.flush_surrogate(emit);
+                    self.high_surrogate = Some(unit);
+                    3
+                }
+                Some(low @ 0xDC00..=0xDFFF) if self.high_surrogate.is_some() => {
+                    let high = self.high_surrogate.take().unwrap_or_default();
+                    let joined = char::decode_utf16([high, low]).next().and_then(Result::ok);
+                    let mut buf = [0u8; 4];
+                    let text = joined.unwrap_or('\u{FFFD}').encode_utf8(&mut buf);
+                    self.out(text.as_bytes(), emit);
+                    3
+                }
+                Some(_) => {
+                    self.flush_surrogate(emit);
+                    self.out("\u{FFFD}".as_bytes(), emit);
+                    3
+                }
+                None => {
+                    self.flush_surrogate(emit);
+                    self.out("\u{FFFD}".as_bytes(), emit);
+                    err.error_len().unwrap_or(after.len())
+                }
+            };
+            rest = &after[skip..];
+        }
+    }
+
+    /// A leading surrogate that no trailing one followed is shown as U+FFFD.
+    fn flush_surrogate(&mut self, emit: &mut dyn FnMut(&[u8])) {
+        if self.high_surrogate.take().is_some() {
+            self.out("\u{FFFD}".as_bytes(), emit);
+        }
+    }
+
+    fn out(&mut self, bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        if let Some(&last) = bytes.last() {
+            self.at_line_start = last == b'\n';
+            emit(bytes);
+        }
+    }
+}
+
+/// The UTF-16 unit of a surrogate in its three-byte generalized UTF-8 form, when `bytes` starts
+/// with one.
+fn surrogate(bytes: &[u8]) -> Option<u16> {
+    match bytes {
+        [0xED, b1 @ 0xA0..=0xBF, b2 @ 0x80..=0xBF, ..] => {
+            Some(0xD000 | (u16::from(b1 & 0x3F) << 6) | u16::from(b2 & 0x3F))
+        }
+        _ => None,
+    }
+}
+
+/// A JSON string's bytes with lone surrogates kept (serde_json's byte-string reading).
+fn wtf8_string(raw: &RawValue) -> Option<Vec<u8>> {
+    struct Bytes;
+    impl Visitor<'_> for Bytes {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(bytes.to_vec())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    (&mut de).deserialize_bytes(Bytes).ok()
+}
+
+/// The name a `tool_call` object gives its tool (`name`, else `display_name`), trimmed and cut.
+fn tool_name(raw: &RawValue) -> Option<String> {
+    let call: Value = serde_json::from_str(raw.get()).ok()?;
+    let name = ["name", "display_name"]
+        .into_iter()
+        .filter_map(|key| call.get(key)?.as_str())
+        .map(str::trim)
+        .find(|name| !name.is_empty())?;
+    Some(name.chars().take(TOOL_NAME_CHARS).collect())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+
+    /// What a sink chain shows when `chunks` arrive one after another.
+    fn shown(stream: bool, chunks: &[&[u8]]) -> String {
+        let text = Arc::new(Mutex::new(String::new()));
+        let seen = text.clone();
+        let mut sink = text_sink(move |piece| lock(&seen).push_str(piece));
+        if stream {
+            sink = stream_json(sink);
+        }
+        for chunk in chunks {
+            sink(chunk);
+        }
+        lock(&text).clone()
+    }
+
+    fn delta(text: &str) -> String {
+        format!("{}\n", json!({"event": "step_update", "step_update": {"text_delta": text}}))
+    }
+
+    #[test]
+    fn plain_text_is_shown_as_it_is_with_split_characters_joined() {
+        assert_eq!(shown(false, &[b"a {\"event\":1}\n", b"b"]), "a {\"event\":1}\nb");
+        let bytes = "hé😀".as_bytes();
+        for at in 1..bytes.len() {
+            assert_eq!(shown(false, &[&bytes[..at], &bytes[at..]]), "hé😀", "split at {at}");
+        }
+        assert_eq!(shown(false, &[b"a\xffb", b"\xc3"]), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn stream_json_shows_the_deltas_and_tool_steps_only() {
+        let init = "{\"event\":\"init\",\"init\":{\"model\":\"gemini-3.8-flash-low\"}}\n";
+        let tool = "{\"event\":\"step_update\",\"step_update\":{\"tool_call\":{\"name\":\" read_file \"}}}\n";
+        let unknown = "{\"event\":\"thought\",\"thought\":{\"text_delta\":\"no\"}}\n{\"x\":1}\n";
+        let result = "{\"event\":\"result\",\"result\":{\"response\":\"Hello, world\"}}\n";
+        let stdout =
+            [init, &delta("Hello, "), tool, &delta("wor"), &delta("ld"), unknown, result].concat();
+        let want = "Hello, \n🔧 read_file\nworld";
+        assert_eq!(shown(true, &[stdout.as_bytes()]), want);
+        // The same stream cut at every byte gives the same text.
+        let bytes = stdout.as_bytes();
+        for at in 1..bytes.len() {
+            assert_eq!(shown(true, &[&bytes[..at], &bytes[at..]]), want, "split at {at}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_is_shown_as_it_is() {
+        let stdout = format!("{}Loading…\n  {{not json\n\n{}", delta("A"), delta("B"));
+        assert_eq!(shown(true, &[stdout.as_bytes()]), "ALoading…\n  {not json\nB");
+        // A text line is shown as it comes, before its newline.
+        assert_eq!(shown(true, &[b"  50%"]), "  50%");
+    }
+
+    #[test]
+    fn a_surrogate_pair_split_across_two_deltas_is_joined() {
+        let first =
+            "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"smile \\ud83d\"}}\n";
+        let second = "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"\\ude00!\"}}\n";
+        assert_eq!(shown(true, &[first.as_bytes(), second.as_bytes()]), "smile 😀!");
+        // A half that finds no other half is a replacement character.
+        let lone =
+            "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"a\\ud83db\\ude00\"}}\n";
+        assert_eq!(shown(true, &[lone.as_bytes(), delta("c").as_bytes()]), "a\u{FFFD}b\u{FFFD}c");
+        assert_eq!(shown(true, &[first.as_bytes(), delta("x").as_bytes()]), "smile \u{FFFD}x");
+    }
+
+    #[test]
+    fn a_character_split_across_chunks_inside_an_event_is_whole() {
+        let stdout = delta("día 😀");
+        let bytes = stdout.as_bytes();
+        let at = stdout.find('😀').unwrap() + 2;
+        assert_eq!(shown(true, &[&bytes[..at], &bytes[at..]]), "día 😀");
+    }
+}
