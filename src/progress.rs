@@ -1,7 +1,7 @@
-//! Progress: per-call state, the start / keepalive / final messages, and the ticker thread
-//! that produces keepalives on each call's own schedule. A call's progress either goes to the
-//! client as `notifications/progress` (when it carried a progress token) or, for a call answered as
-//! a task, only updates the task's status text.
+//! Progress: per-call state, the start / keepalive / final messages, and the ticker thread that
+//! produces keepalives on each call's own schedule. A call's progress either goes to the client as
+//! `notifications/progress` (when it carried a progress token) or, for a call answered as a task,
+//! is the task's status text, built when the client asks for it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -30,16 +30,23 @@ pub struct Progress {
     ticks: Mutex<u64>,
     /// The rolling tail of everything the call printed.
     output: Mutex<String>,
-    /// While the call waits in the agy lane: how many calls wait ahead of it.
-    queue: Mutex<Option<usize>>,
+    /// Waiting in the agy queue, or running since when.
+    phase: Mutex<Phase>,
+}
+
+/// Where a call is: waiting for agy with this many calls ahead, or running since an instant.
+#[derive(Clone, Copy)]
+enum Phase {
+    Queued(usize),
+    Running(Instant),
 }
 
 /// Where a call's progress goes.
 enum Sink {
     /// `notifications/progress` with the client's token.
     Client { token: Value, out: Out },
-    /// The latest message only, for `tasks/get`.
-    Status(Mutex<String>),
+    /// A task's status text; its last message once the call is over.
+    Status(Mutex<Option<String>>),
 }
 
 /// Hands calls to the ticker thread.
@@ -56,7 +63,7 @@ impl Progress {
 
     /// Progress kept as a status text (a task's `statusMessage`).
     pub fn status(tool: &'static str) -> Arc<Progress> {
-        Progress::new(tool, Sink::Status(Mutex::new(starting_text(tool))))
+        Progress::new(tool, Sink::Status(Mutex::new(None)))
     }
 
     fn new(tool: &'static str, sink: Sink) -> Arc<Progress> {
@@ -66,8 +73,19 @@ impl Progress {
             open: AtomicBool::new(true),
             ticks: Mutex::new(0),
             output: Mutex::new(String::new()),
-            queue: Mutex::new(None),
+            phase: Mutex::new(Phase::Running(Instant::now())),
         })
+    }
+
+    /// The call's place in the agy lane: `ahead` calls wait before it, or (`None`) its run starts
+    /// and its running time counts from then.
+    pub fn queued(&self, ahead: Option<usize>) {
+        let mut phase = lock(&self.phase);
+        *phase = match (ahead, *phase) {
+            (Some(ahead), _) => Phase::Queued(ahead),
+            (None, Phase::Queued(_)) => Phase::Running(Instant::now()),
+            (None, running) => running,
+        };
     }
 
     /// The `🔍 Starting <tool>` notification the call begins with (client progress only).
@@ -85,15 +103,12 @@ impl Progress {
         self.append(text, true);
     }
 
-    /// The call's place in the agy lane: how many calls wait ahead of it, or `None` once its run
-    /// has started.
-    pub fn queued(&self, ahead: Option<usize>) {
-        *lock(&self.queue) = ahead;
-    }
-
     /// How many calls wait ahead of this one in the agy lane; `None` when it is not waiting there.
     pub fn queue_position(&self) -> Option<usize> {
-        *lock(&self.queue)
+        match *lock(&self.phase) {
+            Phase::Queued(ahead) => Some(ahead),
+            Phase::Running(_) => None,
+        }
     }
 
     fn append(&self, text: &str, own_line: bool) {
@@ -111,11 +126,15 @@ impl Progress {
         }
     }
 
-    /// Reports the next keepalive; false once the call is over.
+    /// Reports the next keepalive; false once the call is over. A task's status text has no
+    /// keepalives.
     pub fn tick(&self) -> bool {
         let mut ticks = lock(&self.ticks);
         if !self.is_open() {
             return false;
+        }
+        if let Sink::Status(_) = self.sink {
+            return true;
         }
         *ticks += 1;
         let k = *ticks;
@@ -143,22 +162,37 @@ impl Progress {
             format!("❌ {} failed", self.tool)
         };
         if let Sink::Status(status) = &self.sink {
-            *lock(status) = message;
+            *lock(status) = Some(message);
             return None;
         }
         self.notification(100.0, Some(100.0), message)
     }
 
-    /// Ends the call without another message (cancelled by the client, or shutdown).
+    /// Ends the call without another message (cancelled by the client, or shutdown); a task's
+    /// status text then says it was stopped.
     pub fn silence(&self) {
-        self.open.store(false, Ordering::SeqCst);
+        if self.open.swap(false, Ordering::SeqCst) {
+            if let Sink::Status(status) = &self.sink {
+                *lock(status) = Some(format!("❌ {} cancelled", self.tool));
+            }
+        }
     }
 
-    /// The latest message of a task's progress.
+    /// A task's status text as of now: the queue line while it waits for agy, else how long it
+    /// has been running and the tail of its output; its last message once it is over.
     pub fn status_text(&self) -> String {
-        match &self.sink {
-            Sink::Status(status) => lock(status).clone(),
-            Sink::Client { .. } => String::new(),
+        let Sink::Status(last) = &self.sink else { return String::new() };
+        if let Some(last) = &*lock(last) {
+            return last.clone();
+        }
+        let since = match *lock(&self.phase) {
+            Phase::Queued(ahead) => return queue_line(ahead),
+            Phase::Running(since) => since,
+        };
+        let running = format!("🧠 {}: running for {}", self.tool, elapsed_text(since.elapsed()));
+        match preview(&lock(&self.output)) {
+            "" => running,
+            preview => format!("{running}\n📝 Output: ...{preview}"),
         }
     }
 
@@ -166,15 +200,11 @@ impl Progress {
         self.open.load(Ordering::SeqCst)
     }
 
-    /// Sends a keepalive to the client (waiting while stdout is behind), or records it as the
-    /// status text.
+    /// Sends a keepalive to the client (waiting while stdout is behind).
     fn report(&self, progress: f64, total: Option<f64>, message: String) {
-        match &self.sink {
-            Sink::Status(status) => *lock(status) = message,
-            Sink::Client { out, .. } => {
-                if let Some(notification) = self.notification(progress, total, message) {
-                    out.send(notification);
-                }
+        if let Sink::Client { out, .. } = &self.sink {
+            if let Some(notification) = self.notification(progress, total, message) {
+                out.send(notification);
             }
         }
     }
@@ -227,6 +257,17 @@ pub fn queue_line(ahead: usize) -> String {
 
 fn starting_text(tool: &str) -> String {
     format!("🔍 Starting {tool}")
+}
+
+/// A running time as people write it: `7s`, `1m 05s`, `2h 03m 09s`.
+fn elapsed_text(elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}s"),
+        (0, m) => format!("{m}m {s:02}s"),
+        (h, m) => format!("{h}h {m:02}m {s:02}s"),
+    }
 }
 
 /// The progress value of tick k: k up to 98, then rising towards 99 without reaching it, so
@@ -367,14 +408,46 @@ mod tests {
     }
 
     #[test]
-    fn task_progress_is_a_status_text() {
+    fn task_progress_is_a_status_text_built_when_asked() {
         let progress = Progress::status("gemini-plan");
-        assert_eq!(progress.status_text(), "🔍 Starting gemini-plan");
+        assert_eq!(progress.status_text(), "🧠 gemini-plan: running for 0s");
         assert!(progress.start_message().is_none());
         assert!(progress.tick());
-        assert_eq!(progress.status_text(), "🧠 gemini-plan - Gemini is analyzing your request...");
+        assert_eq!(progress.status_text(), "🧠 gemini-plan: running for 0s", "no keepalive texts");
+        progress.record("  {\"partial\": answer  ");
+        assert_eq!(
+            progress.status_text(),
+            "🧠 gemini-plan: running for 0s\n📝 Output: ...{\"partial\": answer"
+        );
+        *lock(&progress.phase) = Phase::Running(Instant::now() - Duration::from_secs(65));
+        assert!(progress.status_text().starts_with("🧠 gemini-plan: running for 1m 05s\n"));
         assert!(progress.finish(false).is_none());
         assert_eq!(progress.status_text(), "❌ gemini-plan failed");
+    }
+
+    #[test]
+    fn a_queued_task_shows_its_place_and_its_running_time_starts_with_its_run() {
+        let progress = Progress::status("gemini-ask");
+        *lock(&progress.phase) = Phase::Running(Instant::now() - Duration::from_secs(30));
+        progress.queued(Some(2));
+        assert_eq!(progress.status_text(), "⏳ Queued for agy: 2 call(s) ahead");
+        progress.queued(Some(0));
+        assert_eq!(progress.status_text(), "⏳ Queued for agy: 0 call(s) ahead");
+        progress.queued(None);
+        assert_eq!(progress.status_text(), "🧠 gemini-ask: running for 0s");
+        // A call that never waited keeps its clock.
+        *lock(&progress.phase) = Phase::Running(Instant::now() - Duration::from_secs(3));
+        progress.queued(None);
+        assert_eq!(progress.status_text(), "🧠 gemini-ask: running for 3s");
+    }
+
+    #[test]
+    fn running_times_read_like_a_clock() {
+        let text = |secs| elapsed_text(Duration::from_secs(secs));
+        assert_eq!(text(0), "0s");
+        assert_eq!(text(59), "59s");
+        assert_eq!(text(65), "1m 05s");
+        assert_eq!(text(3600 + 3 * 60 + 9), "1h 03m 09s");
     }
 
     #[test]
@@ -389,18 +462,24 @@ mod tests {
 
     #[test]
     fn a_queued_call_shows_its_place_until_its_run_starts() {
-        let progress = Progress::status("gemini-ask");
+        let (out, written) = Out::memory();
+        let progress = Progress::client(json!("q"), "gemini-ask", out);
+        let mut keepalive = || {
+            assert!(progress.tick());
+            let Ok(Outbound::Message(Outgoing::Notification(tick))) = written.try_recv() else {
+                panic!("no keepalive")
+            };
+            tick.params["message"].as_str().unwrap().to_string()
+        };
         progress.note("a tool message");
         progress.queued(Some(2));
-        assert!(progress.tick());
         assert_eq!(
-            progress.status_text(),
+            keepalive(),
             "🧠 gemini-ask - Gemini is analyzing your request...\n⏳ Queued for agy: 2 call(s) ahead"
         );
         progress.queued(None);
-        assert!(progress.tick());
         assert_eq!(
-            progress.status_text(),
+            keepalive(),
             "📊 gemini-ask - Processing files and generating insights...\n📝 Output: ...a tool message"
         );
     }

@@ -40,7 +40,10 @@ pub struct Task {
     /// The call's key in the agy lane, to take it out while it waits.
     pub seq: u64,
     created: SystemTime,
+    /// When the status or the status text last changed, as `tasks/get` saw them.
     updated: SystemTime,
+    /// The status text the client was last shown.
+    shown: String,
     state: State,
 }
 
@@ -61,7 +64,8 @@ impl Tasks {
     pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
         let id = new_id()?;
         let now = SystemTime::now();
-        let task = Task { call, seq, created: now, updated: now, state: State::Working };
+        let shown = status_text(&call);
+        let task = Task { call, seq, created: now, updated: now, shown, state: State::Working };
         let mut view = self.view(&id, &task);
         view["resultType"] = json!("task");
         self.map.insert(id.clone(), task);
@@ -71,7 +75,13 @@ impl Tasks {
     /// A task's current state as `tasks/get` shows it, or `-32602` for an unknown or expired id.
     pub fn get(&mut self, id: &str) -> Result<Value, RpcError> {
         self.expire();
-        let task = self.map.get(id).ok_or_else(|| unknown(id))?;
+        let task = self.map.get_mut(id).ok_or_else(|| unknown(id))?;
+        let text = status_text(&task.call);
+        if text != task.shown {
+            task.shown = text;
+            task.updated = SystemTime::now();
+        }
+        let task = &self.map[id];
         Ok(self.view(id, task))
     }
 
@@ -154,8 +164,8 @@ impl Tasks {
         view["lastUpdatedAt"] = json!(js::iso_string(task.updated));
         view["ttlMs"] = json!(self.ttl.as_millis() as u64);
         view["pollIntervalMs"] = json!(POLL_INTERVAL_MS);
-        if let Some(progress) = task.call.progress() {
-            view["statusMessage"] = json!(progress.status_text());
+        if task.call.progress().is_some() {
+            view["statusMessage"] = json!(task.shown);
         }
         match &task.state {
             State::Completed(result) => view["result"] = result.clone(),
@@ -166,6 +176,11 @@ impl Tasks {
         }
         view
     }
+}
+
+/// A task's status text as of now (empty when its call has no progress).
+fn status_text(call: &Call) -> String {
+    call.progress().map(|progress| progress.status_text()).unwrap_or_default()
 }
 
 /// Whether a request's own capabilities declare the tasks extension (never inferred from
@@ -229,7 +244,7 @@ mod tests {
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(created["resultType"], "task");
         assert_eq!(created["status"], "working");
-        assert_eq!(created["statusMessage"], "🔍 Starting gemini-ask");
+        assert_eq!(created["statusMessage"], "🧠 gemini-ask: running for 0s");
         assert_eq!(created["ttlMs"], 60_000);
         assert_eq!(created["pollIntervalMs"], 5000);
         assert_eq!(tasks.get(&id).unwrap()["resultType"], "complete");
@@ -253,6 +268,29 @@ mod tests {
         tasks.finish(&cancelled, Ok(json!({})));
         assert_eq!(tasks.get(&cancelled).unwrap()["status"], "cancelled");
         assert!(tasks.get(&cancelled).unwrap().get("result").is_none());
+    }
+
+    #[test]
+    fn the_update_time_moves_when_the_status_text_changes() {
+        let mut tasks = Tasks::new(Duration::from_secs(60));
+        let call = call();
+        let (id, created) = tasks.create(call.clone(), 0).unwrap();
+        let at = |tasks: &mut Tasks| tasks.get(&id).unwrap()["lastUpdatedAt"].clone();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(at(&mut tasks), created["lastUpdatedAt"], "nothing changed");
+        call.progress().unwrap().record("first words");
+        let moved = at(&mut tasks);
+        assert_ne!(moved, created["lastUpdatedAt"]);
+        assert!(
+            tasks.get(&id).unwrap()["statusMessage"].as_str().unwrap().ends_with("first words")
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(at(&mut tasks), moved);
+        call.abort();
+        tasks.cancel(&id);
+        let cancelled = tasks.get(&id).unwrap();
+        assert_eq!(cancelled["statusMessage"], "❌ gemini-ask cancelled");
+        assert_ne!(cancelled["lastUpdatedAt"], moved);
     }
 
     #[test]

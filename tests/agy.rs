@@ -522,6 +522,64 @@ fn agy_runs_are_serialized_in_arrival_order() {
 }
 
 #[test]
+fn the_preview_of_a_stream_json_run_is_its_decoded_answer() {
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("FAKE_AGY_STREAM_SCRIPT", util::STAGED_STREAM)
+        .spawn();
+    let id = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}, "_meta": {"progressToken": "s"}}),
+    );
+    assert_eq!(relay.response(&id)["result"]["isError"], false);
+    let progress = relay.take_progress(&json!("s"));
+    let keepalives: Vec<&str> =
+        progress[1..progress.len() - 1].iter().map(|p| p["message"].as_str().unwrap()).collect();
+    let previews: Vec<&str> = keepalives
+        .iter()
+        .filter_map(|m| m.split_once("\n📝 Output: ..."))
+        .map(|(_, p)| p)
+        .collect();
+    assert!(previews.contains(&util::STAGED_FIRST), "{keepalives:#?}");
+    assert_eq!(previews.last(), Some(&util::STAGED_ALL), "{keepalives:#?}");
+    for message in &keepalives {
+        assert!(!message.contains("{\"event\"") && !message.contains('\u{FFFD}'), "{message}");
+    }
+}
+
+#[test]
+fn a_plan_reports_its_planning_message_when_its_run_starts() {
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100").env("FAKE_SLEEP", "1.5").spawn();
+    let first = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
+    );
+    let plan = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-plan", "arguments": {"task": "t"}, "_meta": {"progressToken": "p"}}),
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    let queued = relay.take_progress(&json!("p"));
+    assert_eq!(fakes.prompt_runs().len(), 1, "the plan still waits for agy");
+    assert!(queued.len() >= 3, "{queued:?}");
+    let planning = "Gemini is formulating deep architectural plan";
+    assert!(
+        queued.iter().all(|p| !p["message"].as_str().unwrap().contains(planning)),
+        "{queued:?}"
+    );
+    assert_eq!(relay.response(&first)["result"]["isError"], false);
+    assert_eq!(relay.response(&plan)["result"]["isError"], false);
+    let running = relay.take_progress(&json!("p"));
+    assert!(
+        running.iter().any(|p| p["message"].as_str().unwrap().contains(planning)),
+        "{running:?}"
+    );
+}
+
+#[test]
 fn a_queued_call_cancelled_by_the_client_never_runs() {
     let fakes = Fakes::new();
     let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.5").spawn();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, wait_for_runs};
+use crate::util::{self, Fakes, Relay, Setup, wait_for_runs};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -75,17 +75,18 @@ fn a_declaring_call_becomes_a_task_that_completes_with_the_synchronous_result() 
     let task_id = created["taskId"].clone();
     assert!(task_id.as_str().is_some_and(|id| id.len() == 32), "{created}");
     assert_eq!(created["status"], "working");
-    assert_eq!(created["statusMessage"], "🔍 Starting gemini-timeout-test");
+    assert_eq!(created["statusMessage"], "🧠 gemini-timeout-test: running for 0s");
     assert_eq!(created["pollIntervalMs"], 5000);
     assert!(created["createdAt"].as_str().unwrap().ends_with('Z'));
     assert!(created["ttlMs"].as_u64().unwrap() > 45 * 60 * 1000);
     assert_eq!(created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "gemini-relay");
-    // A poll while it runs shows its progress text.
+    // A poll while it runs (before its first step) shows how long it has run, never the
+    // keepalive texts, though they tick every 100 ms.
     std::thread::sleep(Duration::from_millis(300));
     let working = get(&mut relay, &task_id)["result"].clone();
     assert_eq!(working["resultType"], "complete");
     assert_eq!(working["status"], "working");
-    assert_ne!(working["statusMessage"], "🔍 Starting gemini-timeout-test", "{working}");
+    assert_eq!(working["statusMessage"], "🧠 gemini-timeout-test: running for 0s");
     let done = wait_done(&mut relay, &task_id);
     assert_eq!(done["status"], "completed");
     // The same call without the declaration answers synchronously, with progress.
@@ -132,6 +133,40 @@ fn a_failing_run_completes_with_the_same_error_result_as_a_synchronous_call() {
 }
 
 #[test]
+fn a_task_status_message_is_the_running_time_and_the_decoded_answer_so_far() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_AGY_STREAM_SCRIPT", util::STAGED_STREAM).spawn();
+    let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let task_id = created["taskId"].clone();
+    let mut seen = vec![created];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.last().unwrap()["status"] == "working" {
+        assert!(Instant::now() < deadline, "task still working");
+        std::thread::sleep(Duration::from_millis(50));
+        seen.push(get(&mut relay, &task_id)["result"].clone());
+    }
+    let done = seen.pop().unwrap();
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["statusMessage"], "✅ gemini-ask completed successfully");
+    let messages: Vec<&str> = seen.iter().map(|t| t["statusMessage"].as_str().unwrap()).collect();
+    for message in &messages {
+        assert!(message.starts_with("🧠 gemini-ask: running for "), "{message}");
+        assert!(!message.contains("{\"event\"") && !message.contains("Starting"), "{message}");
+    }
+    let output = |m: &&str| m.split_once("s\n📝 Output: ...").map(|(_, p)| p.to_string());
+    let previews: Vec<String> = messages.iter().filter_map(output).collect();
+    assert!(previews.iter().any(|p| p == util::STAGED_FIRST), "{messages:#?}");
+    assert_eq!(previews.last().map(String::as_str), Some(util::STAGED_ALL), "{messages:#?}");
+    // `lastUpdatedAt` moves exactly when what the client sees changes.
+    for pair in seen.windows(2).chain([[seen.last().unwrap().clone(), done.clone()].as_slice()]) {
+        let changed = pair[0]["statusMessage"] != pair[1]["statusMessage"]
+            || pair[0]["status"] != pair[1]["status"];
+        let moved = pair[0]["lastUpdatedAt"] != pair[1]["lastUpdatedAt"];
+        assert_eq!(changed, moved, "{:#?}", pair);
+    }
+}
+
+#[test]
 fn tasks_cancel_kills_the_process_group_and_the_task_reads_cancelled() {
     let fakes = Fakes::new();
     let mut relay = hanging_gemini(&fakes);
@@ -140,7 +175,9 @@ fn tasks_cancel_kills_the_process_group_and_the_task_reads_cancelled() {
     wait_for_runs(&fakes, 1);
     let ack = relay.request("tasks/cancel", json!({"taskId": task_id, "_meta": meta(true)}));
     assert_eq!(ack["result"]["resultType"], "complete");
-    assert_eq!(get(&mut relay, &task_id)["result"]["status"], "cancelled");
+    let cancelled = get(&mut relay, &task_id)["result"].clone();
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["statusMessage"], "❌ gemini-ask cancelled");
     let left = fakes.leftovers(relay.pid(), Duration::from_secs(2));
     assert!(left.is_empty(), "left running: {left:?}");
     // It stays cancelled.

@@ -655,3 +655,25 @@ impl Invocation {
         self.record["pgid"].as_i64().unwrap()
     }
 }
+
+/// A `FAKE_AGY_STREAM_SCRIPT` whose answer comes in several events, pausing after each stage: a
+/// tool step, an event line split across writes with a character split between two of them, a
+/// UTF-16 surrogate pair split across two events, and a line that is not JSON.
+pub const STAGED_STREAM: &str = concat!(
+    "{\"event\":\"init\",\"init\":{\"model\":\"gemini-3.8-flash-low\"}}\n",
+    "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"Hello, \"}}\n",
+    "sleep 1.2\n",
+    "{\"event\":\"step_update\",\"step_update\":{\"tool_call\":{\"name\":\"read_file\"}}}\n",
+    "part:{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"world d\n",
+    "bytes:\\303\n",
+    "sleep 0.3\n",
+    "bytes:\\255\n",
+    "a \\ud83d\"}}\n",
+    "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"\\ude00!\\n\"}}\n",
+    "Loading tools...\n",
+    "sleep 1.2",
+);
+
+/// The preview of `STAGED_STREAM` after its first event, and at its end.
+pub const STAGED_FIRST: &str = "Hello,";
+pub const STAGED_ALL: &str = "Hello, \n🔧 read_file\nworld día 😀!\nLoading tools...";

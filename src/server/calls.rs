@@ -128,7 +128,7 @@ impl Server {
         let progress = Progress::status(job.tool.name);
         let call = Arc::new(Call::new(job.tool.name, job.backend, Some(progress)));
         let seq = self.next_seq();
-        let (task_id, created) = match self.tasks.create(call.clone(), seq) {
+        let (task_id, mut created) = match self.tasks.create(call.clone(), seq) {
             Ok(created) => created,
             Err(err) => {
                 let error = RpcError::internal(format!("Internal error: no task id: {err}"));
@@ -136,9 +136,15 @@ impl Server {
             }
         };
         // The task is registered before its answer is written, so a `tasks/get` that follows at
-        // once finds it.
-        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era)));
-        self.dispatch(job, call, Target::Task(task_id), seq);
+        // once finds it. The answer is taken after the call was handed on, so that a call waiting
+        // in the agy lane says so from the start.
+        let era = job.era;
+        self.dispatch(job, call, Target::Task(task_id.clone()), seq);
+        if let Ok(mut view) = self.tasks.get(&task_id) {
+            view["resultType"] = json!("task");
+            created = view;
+        }
+        self.reply(origin, Response::ok(id, mcp::envelope(created, era)));
     }
 
     /// Hands a call to the pool, through the agy lane when it is a model call on agy.
