@@ -117,6 +117,9 @@ impl Progress {
             output.push('\n');
         }
         output.push_str(text);
+        if own_line {
+            output.push('\n');
+        }
         if output.len() > 2 * ROLLING_BYTES {
             let mut cut = output.len() - ROLLING_BYTES;
             while !output.is_char_boundary(cut) {
@@ -457,7 +460,7 @@ mod tests {
         progress.note("Step 1");
         progress.note("Step 2");
         progress.record("more");
-        assert_eq!(*lock(&progress.output), "partial\nStep 1\nStep 2more");
+        assert_eq!(*lock(&progress.output), "partial\nStep 1\nStep 2\nmore");
     }
 
     #[test]
