@@ -2,13 +2,12 @@
 //! character split across chunks is joined again), or agy's stream-json events decoded into the
 //! answer so far and one line per tool step. Both work chunk by chunk and look at each byte once.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::de::{Deserializer as _, Visitor};
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::exec::OnStdout;
 
@@ -145,26 +144,19 @@ impl StreamJson {
         self.line.clear();
     }
 
-    /// Decodes one event line; false when it is not JSON (it is then shown as it is).
+    /// Decodes one event line; false when it is not JSON (it is then shown as it is). JSON of
+    /// another shape adds nothing.
     fn event(&mut self, line: &[u8], emit: &mut dyn FnMut(&[u8])) -> bool {
-        let Ok(event) = serde_json::from_slice::<BTreeMap<String, &RawValue>>(line) else {
-            return false;
+        let Ok(event) = serde_json::from_slice::<Event>(line) else {
+            return serde_json::from_slice::<IgnoredAny>(line).is_ok();
         };
-        let kind =
-            event.get("event").and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-        if kind.as_deref() != Some("step_update") {
+        if event.kind.as_deref() != Some("step_update") {
             return true;
         }
-        let Some(Ok(step)) = event
-            .get("step_update")
-            .map(|raw| serde_json::from_str::<BTreeMap<String, &RawValue>>(raw.get()))
-        else {
-            return true;
-        };
-        if let Some(delta) = step.get("text_delta").and_then(|raw| wtf8_string(raw)) {
+        if let Some(delta) = event.text_delta {
             self.delta(&delta, emit);
         }
-        if let Some(name) = step.get("tool_call").and_then(|raw| tool_name(raw)) {
+        if let Some(name) = event.tool_call.as_ref().and_then(tool_name) {
             self.flush_surrogate(emit);
             if !self.at_line_start {
                 self.out(b"\n", emit);
@@ -247,25 +239,87 @@ fn surrogate(bytes: &[u8]) -> Option<u16> {
     }
 }
 
-/// A JSON string's bytes with lone surrogates kept (serde_json's byte-string reading).
-fn wtf8_string(raw: &RawValue) -> Option<Vec<u8>> {
-    struct Bytes;
-    impl Visitor<'_> for Bytes {
-        type Value = Vec<u8>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a string")
-        }
-        fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
-            Ok(bytes.to_vec())
-        }
+/// What the preview needs of one stream-json event: its kind, and a `step_update`'s text and tool
+/// call. Everything else is skipped unread.
+#[derive(Default)]
+struct Event {
+    kind: Option<String>,
+    /// The delta's bytes as serde_json reads a byte string: a lone surrogate is kept (in its
+    /// three-byte generalized UTF-8 form), so that a pair split across two events can be joined.
+    text_delta: Option<Vec<u8>>,
+    tool_call: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Event, D::Error> {
+        deserializer.deserialize_map(EventVisitor { step: false })
     }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    (&mut de).deserialize_bytes(Bytes).ok()
+}
+
+/// Reads an event object (`step: false`), or the `step_update` object inside it.
+struct EventVisitor {
+    step: bool,
+}
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = Event;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
+        let mut event = Event::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match (self.step, key.as_str()) {
+                (false, "event") => event.kind = Some(map.next_value()?),
+                (false, "step_update") => {
+                    let step = map.next_value_seed(EventVisitor { step: true })?;
+                    event.text_delta = step.text_delta;
+                    event.tool_call = step.tool_call;
+                }
+                (true, "text_delta") => event.text_delta = Some(map.next_value_seed(ByteString)?),
+                (true, "tool_call") => event.tool_call = Some(map.next_value()?),
+                _ => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        Ok(event)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for EventVisitor {
+    type Value = Event;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+/// A JSON string read as bytes.
+struct ByteString;
+
+impl<'de> Visitor<'de> for ByteString {
+    type Value = Vec<u8>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
+        Ok(bytes.to_vec())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ByteString {
+    type Value = Vec<u8>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<u8>, D::Error> {
+        deserializer.deserialize_bytes(self)
+    }
 }
 
 /// The name a `tool_call` object gives its tool (`name`, else `display_name`), trimmed and cut.
-fn tool_name(raw: &RawValue) -> Option<String> {
-    let call: Value = serde_json::from_str(raw.get()).ok()?;
+fn tool_name(call: &Value) -> Option<String> {
     let name = ["name", "display_name"]
         .into_iter()
         .filter_map(|key| call.get(key)?.as_str())
@@ -316,7 +370,8 @@ mod tests {
     fn stream_json_shows_the_deltas_and_tool_steps_only() {
         let init = "{\"event\":\"init\",\"init\":{\"model\":\"gemini-3.8-flash-low\"}}\n";
         let tool = "{\"event\":\"step_update\",\"step_update\":{\"tool_call\":{\"name\":\" read_file \"}}}\n";
-        let unknown = "{\"event\":\"thought\",\"thought\":{\"text_delta\":\"no\"}}\n{\"x\":1}\n";
+        let unknown = "{\"event\":\"thought\",\"thought\":{\"text_delta\":\"no\"}}\n{\"x\":1}\n\
+            {\"event\":7}\n{\"event\":\"step_update\",\"step_update\":{\"text_delta\":[1]}}\n";
         let result = "{\"event\":\"result\",\"result\":{\"response\":\"Hello, world\"}}\n";
         let stdout =
             [init, &delta("Hello, "), tool, &delta("wor"), &delta("ld"), unknown, result].concat();
