@@ -467,7 +467,7 @@ mod tests {
     fn a_queued_call_shows_its_place_until_its_run_starts() {
         let (out, written) = Out::memory();
         let progress = Progress::client(json!("q"), "gemini-ask", out);
-        let mut keepalive = || {
+        let keepalive = || {
             assert!(progress.tick());
             let Ok(Outbound::Message(Outgoing::Notification(tick))) = written.try_recv() else {
                 panic!("no keepalive")

@@ -238,6 +238,30 @@ fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
 }
 
 #[test]
+fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("FAKE_SLEEP", "2.5").spawn();
+    let first = start_task(&mut relay, "gemini-ask", json!({"prompt": "first"}));
+    let second = start_task(&mut relay, "gemini-ask", json!({"prompt": "second"}));
+    let third = start_task(&mut relay, "gemini-ask", json!({"prompt": "third"}));
+    // The answers already say where each call is.
+    assert!(first["statusMessage"].as_str().unwrap().starts_with("🧠 gemini-ask: running for "));
+    assert_eq!(second["statusMessage"], "⏳ Queued for agy: 0 call(s) ahead");
+    assert_eq!(third["statusMessage"], "⏳ Queued for agy: 1 call(s) ahead");
+    wait_for_runs(&fakes, 2);
+    let moved = get(&mut relay, &third["taskId"])["result"].clone();
+    assert_eq!(moved["statusMessage"], "⏳ Queued for agy: 0 call(s) ahead");
+    assert_ne!(moved["lastUpdatedAt"], third["lastUpdatedAt"]);
+    // A run that just started counts its time from its start, not from its wait (2.5 s).
+    let started = get(&mut relay, &second["taskId"])["result"].clone();
+    let message = started["statusMessage"].as_str().unwrap();
+    assert!(
+        ["0s", "1s"].iter().any(|t| message == format!("🧠 gemini-ask: running for {t}")),
+        "{message}"
+    );
+}
+
+#[test]
 fn queued_agy_tasks_complete_in_arrival_order() {
     let fakes = Fakes::new();
     let mut relay = fakes.setup().env("FAKE_SLEEP", "0.3").spawn();
