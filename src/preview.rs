@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::exec::OnStdout;
@@ -148,7 +148,7 @@ impl StreamJson {
     /// another shape adds nothing.
     fn event(&mut self, line: &[u8], emit: &mut dyn FnMut(&[u8])) -> bool {
         let Ok(event) = serde_json::from_slice::<Event>(line) else {
-            return serde_json::from_slice::<IgnoredAny>(line).is_ok();
+            return serde_json::from_slice::<Value>(line).is_ok();
         };
         if event.kind.as_deref() != Some("step_update") {
             return true;
@@ -161,56 +161,37 @@ impl StreamJson {
             if !self.at_line_start {
                 self.out(b"\n", emit);
             }
-            self.out(format!("🔧 {name}\n").as_bytes(), emit);
+            for part in ["🔧 ", &name, "\n"] {
+                self.out(part.as_bytes(), emit);
+            }
         }
         true
     }
 
     /// A `text_delta`'s bytes, as serde_json reads a string that may hold lone surrogates (each as
-    /// its three-byte generalized UTF-8 form). A pair split across two deltas is joined.
+    /// its three-byte generalized UTF-8 form). A pair split across two deltas is joined; any other
+    /// lone surrogate is U+FFFD (and other bad bytes are the inner sink's to replace).
     fn delta(&mut self, bytes: &[u8], emit: &mut dyn FnMut(&[u8])) {
         let mut rest = bytes;
-        while !rest.is_empty() {
-            let err = match std::str::from_utf8(rest) {
-                Ok(_) => {
-                    self.flush_surrogate(emit);
-                    return self.out(rest, emit);
-                }
-                Err(err) => err,
-            };
-            let (valid, after) = rest.split_at(err.valid_up_to());
-            if !valid.is_empty() {
-                self.flush_surrogate(emit);
-                self.out(valid, emit);
-            }
-            let skip = match surrogate(after) {
-                // A leading half that ends the delta may find its trailing half in the next one.
-                Some(unit @ 0xD800..=0xDBFF) if after.len() == 3 => {
-                    self.flush_surrogate(emit);
-                    self.high_surrogate = Some(unit);
-                    3
-                }
-                Some(low @ 0xDC00..=0xDFFF) if self.high_surrogate.is_some() => {
-                    let high = self.high_surrogate.take().unwrap_or_default();
-                    let joined = char::decode_utf16([high, low]).next().and_then(Result::ok);
-                    let mut buf = [0u8; 4];
-                    let text = joined.unwrap_or('\u{FFFD}').encode_utf8(&mut buf);
-                    self.out(text.as_bytes(), emit);
-                    3
-                }
-                Some(_) => {
-                    self.flush_surrogate(emit);
-                    self.out("\u{FFFD}".as_bytes(), emit);
-                    3
-                }
-                None => {
-                    self.flush_surrogate(emit);
-                    self.out("\u{FFFD}".as_bytes(), emit);
-                    err.error_len().unwrap_or(after.len())
-                }
-            };
-            rest = &after[skip..];
+        if let (Some(high), Some(low @ 0xDC00..=0xDFFF)) = (self.high_surrogate, surrogate(rest)) {
+            self.high_surrogate = None;
+            let joined = char::decode_utf16([high, low]).next().and_then(Result::ok);
+            self.out(joined.unwrap_or('\u{FFFD}').encode_utf8(&mut [0; 4]).as_bytes(), emit);
+            rest = &rest[3..];
         }
+        self.flush_surrogate(emit);
+        while let Some(at) = rest.windows(3).position(|w| surrogate(w).is_some()) {
+            self.out(&rest[..at], emit);
+            match surrogate(&rest[at..]) {
+                // A leading half that ends the delta may find its trailing half in the next one.
+                Some(high @ 0xD800..=0xDBFF) if at + 3 == rest.len() => {
+                    self.high_surrogate = Some(high);
+                }
+                _ => self.out("\u{FFFD}".as_bytes(), emit),
+            }
+            rest = &rest[at + 3..];
+        }
+        self.out(rest, emit);
     }
 
     /// A leading surrogate that no trailing one followed is shown as U+FFFD.
@@ -280,7 +261,7 @@ impl<'de> Visitor<'de> for EventVisitor {
                 }
                 (true, "text_delta") => event.text_delta = Some(map.next_value_seed(ByteString)?),
                 (true, "tool_call") => event.tool_call = Some(map.next_value()?),
-                _ => drop(map.next_value::<IgnoredAny>()?),
+                _ => drop(map.next_value::<Value>()?),
             }
         }
         Ok(event)
@@ -318,14 +299,10 @@ impl<'de> DeserializeSeed<'de> for ByteString {
     }
 }
 
-/// The name a `tool_call` object gives its tool (`name`, else `display_name`), trimmed and cut.
+/// The name a `tool_call` object gives its tool, trimmed and cut.
 fn tool_name(call: &Value) -> Option<String> {
-    let name = ["name", "display_name"]
-        .into_iter()
-        .filter_map(|key| call.get(key)?.as_str())
-        .map(str::trim)
-        .find(|name| !name.is_empty())?;
-    Some(name.chars().take(TOOL_NAME_CHARS).collect())
+    let name = call.get("name")?.as_str()?.trim();
+    (!name.is_empty()).then(|| name.chars().take(TOOL_NAME_CHARS).collect())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

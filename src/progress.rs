@@ -266,10 +266,10 @@ fn starting_text(tool: &str) -> String {
 fn elapsed_text(elapsed: Duration) -> String {
     let secs = elapsed.as_secs();
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    match (h, m) {
-        (0, 0) => format!("{s}s"),
-        (0, m) => format!("{m}m {s:02}s"),
-        (h, m) => format!("{h}h {m:02}m {s:02}s"),
+    match h {
+        0 if m == 0 => format!("{s}s"),
+        0 => format!("{m}m {s:02}s"),
+        _ => format!("{h}h {m:02}m {s:02}s"),
     }
 }
 
