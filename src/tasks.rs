@@ -82,11 +82,11 @@ impl Tasks {
     }
 
     /// The call of a working task finished: its result (a CallToolResult) or its JSON-RPC error.
-    /// A task cancelled meanwhile stays cancelled.
-    pub fn finish(&mut self, id: &str, outcome: Result<Value, RpcError>) {
-        let Some(task) = self.map.get_mut(id) else { return };
+    /// A task cancelled meanwhile stays cancelled. Returns whether the task took the outcome.
+    pub fn finish(&mut self, id: &str, outcome: Result<Value, RpcError>) -> bool {
+        let Some(task) = self.map.get_mut(id) else { return false };
         if !matches!(task.state, State::Working) {
-            return;
+            return false;
         }
         let bytes = ENTRY_BYTES
             + match &outcome {
@@ -101,6 +101,7 @@ impl Tasks {
             Err(error) => State::Failed(error),
         };
         self.close(id, bytes);
+        true
     }
 
     /// Marks a working task cancelled (its call is stopped by the caller).

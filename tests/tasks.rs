@@ -301,3 +301,107 @@ fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
     assert_eq!(prompts.len(), 2, "{prompts:?}");
     assert!(prompts.iter().all(|prompt| !prompt.contains("second")), "{prompts:?}");
 }
+
+/// `_meta` that declares the extension but names no modern protocol version: a legacy request.
+fn legacy_meta() -> Value {
+    let mut meta = meta(true);
+    meta.as_object_mut().unwrap().remove("io.modelcontextprotocol/protocolVersion");
+    meta
+}
+
+fn missing_capability(answer: &Value) -> bool {
+    answer["error"]["code"] == -32021
+        && answer["error"]["data"]
+            == json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+}
+
+#[test]
+fn legacy_task_requests_that_declare_the_extension_are_refused_and_touch_nothing() {
+    let mut relay = test_tools().spawn();
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
+    let task_id = created["taskId"].clone();
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let answer = relay.request(method, json!({"taskId": task_id, "_meta": legacy_meta()}));
+        assert!(missing_capability(&answer), "{method}: {answer}");
+    }
+    assert_eq!(get(&mut relay, &task_id)["result"]["status"], "working", "the legacy cancel ran");
+}
+
+#[test]
+fn listening_for_task_ids_needs_the_declaration() {
+    let mut relay = test_tools().spawn();
+    let mut params = json!({"_meta": meta(false), "notifications": {"taskIds": ["0123"]}});
+    let refused = relay.request("subscriptions/listen", params.clone());
+    assert!(missing_capability(&refused), "{refused}");
+    params["_meta"] = meta(true);
+    let id = relay.send_request("subscriptions/listen", params);
+    let ack =
+        relay.recv_matching("ack", |v| v["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
+    // The same request in the legacy era is refused: the extension is a modern one.
+    let legacy = json!({"_meta": legacy_meta(), "notifications": {"taskIds": ["0123"]}});
+    let refused = relay.request("subscriptions/listen", legacy);
+    assert!(missing_capability(&refused), "{refused}");
+}
+
+/// Waits until the relay's stderr contains `text` (bounded).
+fn wait_stderr(relay: &Relay, text: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stderr = relay.stderr();
+        if stderr.contains(text) {
+            return stderr;
+        }
+        if Instant::now() > deadline {
+            relay.fail(&format!("stderr never said {text:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_stop_the_user_asked_for_is_no_error_and_tasks_are_logged_by_id() {
+    let fakes = Fakes::new();
+    let mut relay = hanging_gemini(&fakes);
+    // Warnings and errors are also sent as notifications/message from now on.
+    relay.request("logging/setLevel", json!({"level": "warning"}));
+    let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let task_id = created["taskId"].as_str().unwrap().to_string();
+    wait_for_runs(&fakes, 1);
+    relay.request("tasks/cancel", json!({"taskId": task_id, "_meta": meta(true)}));
+    let id = relay
+        .send_request("tools/call", json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}}));
+    wait_for_runs(&fakes, 2);
+    relay.notify("notifications/cancelled", json!({"requestId": id}));
+    // Each run is stopped on its worker, which logs it once the child is gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while relay.stderr().matches("gemini was cancelled").count() < 2 {
+        assert!(Instant::now() < deadline, "the stopped calls were never logged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let messages: Vec<Value> = relay
+        .drain(Duration::from_millis(200))
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert!(
+        messages.is_empty(),
+        "a stop the user asked for was reported as an error: {messages:?}"
+    );
+    let stderr = relay.stderr();
+    assert!(stderr.contains(&format!("Task {task_id} created for gemini-ask")), "{stderr}");
+    assert!(stderr.contains(&format!("Task {task_id} cancelled")), "{stderr}");
+}
+
+#[test]
+fn a_finished_task_is_logged_with_its_id() {
+    let mut relay = test_tools().spawn();
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 1500}));
+    let task_id = created["taskId"].as_str().unwrap().to_string();
+    wait_done(&mut relay, &created["taskId"]);
+    let stderr = wait_stderr(&relay, &format!("Task {task_id} completed"));
+    assert!(
+        stderr.contains(&format!("Task {task_id} created for gemini-timeout-test")),
+        "{stderr}"
+    );
+}

@@ -135,6 +135,7 @@ impl Server {
                 return self.reply(origin, Response::err(Some(id), error));
             }
         };
+        log::info!("Task {task_id} created for {}", job.tool.name);
         // The task is registered before its answer is written, so a `tasks/get` that follows at
         // once finds it.
         self.reply(origin, Response::ok(id, mcp::envelope(created, job.era)));
@@ -166,10 +167,15 @@ impl Server {
         self.next_seq
     }
 
-    /// `tasks/get`, `tasks/cancel` and `tasks/update`, for requests that declare the
-    /// extension.
-    pub(super) fn task_request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
-        if !tasks::declared(params) {
+    /// `tasks/get`, `tasks/cancel` and `tasks/update`, for modern requests that declare the
+    /// extension (it is negotiated only in the modern era).
+    pub(super) fn task_request(
+        &mut self,
+        method: &str,
+        params: &Value,
+        era: Era,
+    ) -> Result<Value, RpcError> {
+        if era != Era::Modern || !tasks::declared(params) {
             return Err(tasks::missing_capability());
         }
         let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
@@ -185,6 +191,7 @@ impl Server {
                 call.abort();
                 self.agy_lane.remove(seq);
                 self.tasks.cancel(task_id);
+                log::info!("Task {task_id} cancelled");
                 Ok(json!({"resultType": "complete"}))
             }
             // The relay never asks for input, so there is nothing to update.
@@ -195,7 +202,13 @@ impl Server {
     /// A worker finished a call (or could not start it).
     pub(super) fn complete(&mut self, done: Done) {
         let (id, seq) = match done.target {
-            Target::Task(task_id) => return self.tasks.finish(&task_id, done.result),
+            Target::Task(task_id) => {
+                let ending = if done.result.is_ok() { "completed" } else { "failed" };
+                if self.tasks.finish(&task_id, done.result) {
+                    log::info!("Task {task_id} {ending}");
+                }
+                return;
+            }
             Target::Request { id, seq } => (id, seq),
         };
         let batch = match self.flights.get(&id) {
@@ -274,8 +287,13 @@ fn execute(
     let progress = ctx.call.progress();
     match outcome {
         Ok(outcome) => {
-            if let Err(message) = &outcome {
-                log::error!("Error in tool '{tool}': {message}");
+            match &outcome {
+                // A stop the client asked for (or shutdown) is no error.
+                Err(message) if ctx.call.is_aborted() => {
+                    log::info!("Tool '{tool}' stopped: {message}");
+                }
+                Err(message) => log::error!("Error in tool '{tool}': {message}"),
+                Ok(_) => (),
             }
             let finale = progress.and_then(|progress| progress.finish(outcome.is_ok()));
             (finale, Ok(tool_result(tool, outcome, era)))

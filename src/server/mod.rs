@@ -28,7 +28,7 @@ use crate::pool::Pool;
 use crate::progress::Ticker;
 use crate::server::calls::Done;
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
-use crate::tasks::Tasks;
+use crate::tasks::{self, Tasks};
 use crate::{logging, prompts};
 
 /// At most this many tool calls run at once; more wait for a worker in arrival order.
@@ -263,6 +263,13 @@ impl Server {
                 Ok(mcp::list_envelope(json!({"resourceTemplates": []}), era))
             }
             "logging/setLevel" => set_log_level(&params).map(|r| mcp::envelope(r, era)),
+            // Task status notifications are part of the tasks extension.
+            "subscriptions/listen"
+                if params.pointer("/notifications/taskIds").is_some()
+                    && !(era == Era::Modern && tasks::declared(&params)) =>
+            {
+                Err(tasks::missing_capability())
+            }
             "subscriptions/listen" => {
                 let ack = mcp::subscription_ack(&id.to_value(), &params);
                 self.send(Notification::new("notifications/subscriptions/acknowledged", ack));
@@ -271,7 +278,7 @@ impl Server {
             }
             "tools/call" => return self.start_call(id, params, era, origin),
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
-                self.task_request(&method, &params).map(|r| mcp::envelope(r, era))
+                self.task_request(&method, &params, era).map(|r| mcp::envelope(r, era))
             }
             _ => Err(RpcError::method_not_found()),
         };
