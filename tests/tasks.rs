@@ -405,3 +405,128 @@ fn a_finished_task_is_logged_with_its_id() {
         "{stderr}"
     );
 }
+
+/// Starts `n` calls as tasks at once and returns their task ids in order.
+fn start_tasks(relay: &mut Relay, name: &str, args: Value, n: usize) -> Vec<Value> {
+    let ids: Vec<Value> = (0..n)
+        .map(|_| relay.send_request("tools/call", call_params(name, args.clone(), true)))
+        .collect();
+    ids.iter()
+        .map(|id| {
+            let response = relay.response(id);
+            if response["result"]["resultType"] != "task" {
+                relay.fail(&format!("not a task: {response}"));
+            }
+            response["result"]["taskId"].clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_result_too_large_to_keep_fails_naming_the_limit_and_evicts_nothing() {
+    let fakes = Fakes::new();
+    // Finished tasks keep at most the output cap in results; 40,000 quotes are 80,000 bytes of JSON.
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("GEMINI_MCP_TEST_TOOLS", "1")
+        .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "65536")
+        .env("FAKE_GEMINI_RESPONSE", "\"".repeat(40_000))
+        .env("FAKE_SLEEP", "1.5")
+        .spawn();
+    let kept = start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 1500}), 15);
+    for id in &kept {
+        assert_eq!(wait_done(&mut relay, id)["status"], "completed");
+    }
+    let big = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let done = wait_done(&mut relay, &big["taskId"]);
+    assert_eq!(done["status"], "failed", "{}", done["error"]);
+    assert_eq!(done["error"]["code"], -32603);
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(message.contains("65536 bytes"), "{message}");
+    assert_eq!(get(&mut relay, &big["taskId"])["result"]["status"], "failed", "it stays readable");
+    for id in &kept {
+        assert_eq!(get(&mut relay, id)["result"]["status"], "completed", "{id} was evicted");
+    }
+    // The same call made synchronously returns its result.
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
+    assert!(!is_error && text.ends_with(&"\"".repeat(40_000)), "{}", text.len());
+}
+
+#[test]
+fn polling_a_large_result_with_stdout_unread_holds_it_once() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    const RESULT: usize = 8 << 20;
+    let fakes = Fakes::new();
+    let setup = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_FLOOD_STDOUT", RESULT.to_string())
+        .env("FAKE_SLEEP", "1.5");
+    let mut child = crate::util::relay_command()
+        .env_clear()
+        .envs(setup.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut ask = |stdin: &mut std::process::ChildStdin, id: u64, method: &str, params: Value| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{request}").unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let created =
+        ask(&mut stdin, 1, "tools/call", call_params("gemini-ask", json!({"prompt": "x"}), true));
+    let task_id = created["result"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut n = 2;
+    loop {
+        let task = ask(&mut stdin, n, "tasks/get", json!({"taskId": task_id, "_meta": meta(true)}));
+        n += 1;
+        if task["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{task}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = crate::util::peak_rss_kb(child.id());
+    // 40 polls in one write, and nobody reads the answers.
+    let mut burst = String::new();
+    for id in 100..140 {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
+            "params": {"taskId": task_id, "_meta": meta(true)}});
+        burst.push_str(&format!("{request}\n"));
+    }
+    stdin.write_all(burst.as_bytes()).unwrap();
+    // The relay works until its stdout is full; then its memory stops growing.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = 0;
+    let mut steady = 0;
+    while steady < 5 && Instant::now() < deadline {
+        let now = crate::util::peak_rss_kb(child.id());
+        steady = if now == last { steady + 1 } else { 0 };
+        last = now;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let after = crate::util::peak_rss_kb(child.id());
+    eprintln!("peak RSS before the polls {before} KiB, after {after} KiB");
+    let grown = after.saturating_sub(before) as usize * 1024;
+    assert!(grown < RESULT + (6 << 20), "peak RSS grew by {grown} bytes: {before} -> {after} KiB");
+    // Every poll is answered in full once the client reads.
+    for _ in 100..140 {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.len() > RESULT, "{}", line.len());
+    }
+    drop(stdin);
+    let _ = child.wait();
+}

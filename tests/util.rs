@@ -655,3 +655,10 @@ impl Invocation {
         self.record["pgid"].as_i64().unwrap()
     }
 }
+
+/// The peak resident set size of process `pid` so far, in KiB.
+pub fn peak_rss_kb(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}

@@ -7,12 +7,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
 use crate::call::{Call, Ctx, Services};
 use crate::catalog::{self, Tool, ToolSpec};
-use crate::jsonrpc::{ErrorCode, Notification, RequestId, Response, RpcError};
+use crate::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, RpcError};
 use crate::mcp::{self, Era};
 use crate::pool::Work;
 use crate::progress::{self, Progress};
@@ -26,7 +27,8 @@ pub(super) struct Done {
     target: Target,
     /// The final progress notification, sent just before the response.
     finale: Option<Notification>,
-    result: Result<Value, RpcError>,
+    /// The result, serialized by the worker (a task keeps it so, and a poll writes those bytes).
+    result: Result<Arc<RawValue>, RpcError>,
 }
 
 /// Who waits for a call's outcome.
@@ -168,13 +170,40 @@ impl Server {
     }
 
     /// `tasks/get`, `tasks/cancel` and `tasks/update`, for modern requests that declare the
-    /// extension (it is negotiated only in the modern era).
+    /// extension (it is negotiated only in the modern era). A completed task's result is written
+    /// from its one serialized copy, however many polls wait for stdout.
     pub(super) fn task_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        era: Era,
+        origin: Origin,
+    ) {
+        let (view, shared) = match self.task_answer(method, params, era) {
+            Ok(answer) => answer,
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
+        };
+        match (mcp::envelope(view, era), shared, origin) {
+            (Value::Object(result), Some(shared), Origin::Direct) => {
+                let result = Box::new(result);
+                self.send(Outgoing::Shared { id, result, key: "result", shared });
+            }
+            // A batch answer is assembled as a `Value`.
+            (mut view, Some(shared), _) => {
+                view["result"] = parsed(&shared);
+                self.reply(origin, Response::ok(id, view));
+            }
+            (view, None, _) => self.reply(origin, Response::ok(id, view)),
+        }
+    }
+
+    fn task_answer(
         &mut self,
         method: &str,
         params: &Value,
         era: Era,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<(Value, Option<Arc<RawValue>>), RpcError> {
         if era != Era::Modern || !tasks::declared(params) {
             return Err(tasks::missing_capability());
         }
@@ -183,6 +212,7 @@ impl Server {
                 "Invalid params: {method} needs a string \"taskId\""
             )));
         };
+        let acknowledged = (json!({"resultType": "complete"}), None);
         match method {
             "tasks/get" => self.tasks.get(task_id),
             "tasks/cancel" => {
@@ -192,10 +222,10 @@ impl Server {
                 self.agy_lane.remove(seq);
                 self.tasks.cancel(task_id);
                 log::info!("Task {task_id} cancelled");
-                Ok(json!({"resultType": "complete"}))
+                Ok(acknowledged)
             }
             // The relay never asks for input, so there is nothing to update.
-            _ => self.tasks.find(task_id).map(|_| json!({"resultType": "complete"})),
+            _ => self.tasks.find(task_id).map(|_| acknowledged),
         }
     }
 
@@ -220,10 +250,13 @@ impl Server {
         if let Some(finale) = done.finale {
             self.send(finale);
         }
-        let response = Response { id: Some(id.clone()), result: done.result };
-        match batch {
-            None => self.send(response),
-            Some(key) => {
+        match (batch, done.result) {
+            (None, Ok(result)) => self.send(Outgoing::Cached { id, result }),
+            (None, Err(error)) => self.send(Response::err(Some(id), error)),
+            (Some(key), result) => {
+                // A batch answer is assembled as a `Value`; tool calls in batches are rare.
+                let result = result.map(|raw| parsed(&raw));
+                let response = Response { id: Some(id.clone()), result };
                 self.flights.insert(id, Flight::Answered { batch: key });
                 if let Some(complete) = self.batches.fulfil(key, Some(response)) {
                     self.send_batch(key, complete);
@@ -258,6 +291,11 @@ impl Work for CallWork {
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
+        let result = result.and_then(|result| {
+            serde_json::value::to_raw_value(&result)
+                .map(Arc::from)
+                .map_err(|err| RpcError::internal(format!("Internal error: {err}")))
+        });
         let _ = done.send(Done { target, finale, result });
     }
 
@@ -304,6 +342,11 @@ fn execute(
             (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
         }
     }
+}
+
+/// A serialized result as a `Value` again (it was serialized from one, so it parses).
+pub(super) fn parsed(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with

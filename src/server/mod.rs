@@ -44,6 +44,8 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     let specs = catalog::tool_specs(config.test_tools);
     let pool = Arc::new(Pool::new(MAX_WORKERS));
     let task_ttl = config.timeout + TASK_GRACE;
+    // Finished tasks keep at most as many bytes of results as one CLI may print.
+    let task_bytes = config.max_output_bytes;
     let (done_tx, done) = unbounded();
     let mut server = Server {
         services: Arc::new(Services::new(config)),
@@ -56,7 +58,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         done,
         signals,
         flights: HashMap::new(),
-        tasks: Tasks::new(task_ttl),
+        tasks: Tasks::new(task_ttl, task_bytes),
         batches: Batches::default(),
         next_seq: 0,
         lists: HashMap::new(),
@@ -278,7 +280,7 @@ impl Server {
             }
             "tools/call" => return self.start_call(id, params, era, origin),
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
-                self.task_request(&method, &params, era).map(|r| mcp::envelope(r, era))
+                return self.task_request(id, &method, &params, era, origin);
             }
             _ => Err(RpcError::method_not_found()),
         };
