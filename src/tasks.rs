@@ -61,15 +61,25 @@ impl Tasks {
         Tasks { ttl, max_bytes, map, finished, finished_bytes: 0 }
     }
 
-    /// Registers a working task for `call` and returns its id and its `CreateTaskResult` fields.
-    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
+    /// Registers a working task for `call` and returns its id.
+    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<String> {
         let id = new_id()?;
         let now = SystemTime::now();
         let task = Task { call, seq, created: now, updated: now, state: State::Working };
-        let mut view = self.view(&id, &task);
-        view["resultType"] = json!("task");
         self.map.insert(id.clone(), task);
-        Ok((id, view))
+        Ok(id)
+    }
+
+    /// The `CreateTaskResult` fields of a task, to answer its call with.
+    pub fn announce(&self, id: &str) -> Option<Value> {
+        let mut view = self.view(id, self.map.get(id)?);
+        view["resultType"] = json!("task");
+        Some(view)
+    }
+
+    /// Drops a task that was never announced (its call was answered in full, or cancelled).
+    pub fn forget(&mut self, id: &str) {
+        self.map.remove(id);
     }
 
     /// A task's current state as `tasks/get` shows it, or `-32602` for an unknown or expired id.
@@ -236,7 +246,8 @@ mod tests {
     #[test]
     fn a_task_is_created_working_and_then_completes() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
-        let (id, created) = tasks.create(call(), 0).unwrap();
+        let id = tasks.create(call(), 0).unwrap();
+        let created = tasks.announce(&id).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(created["resultType"], "task");
@@ -257,12 +268,12 @@ mod tests {
     #[test]
     fn a_failed_call_carries_its_error_and_a_cancelled_task_stays_cancelled() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
-        let (failed, _) = tasks.create(call(), 0).unwrap();
+        let failed = tasks.create(call(), 0).unwrap();
         tasks.finish(&failed, Err(RpcError::internal("Internal error")));
         let (view, _) = tasks.get(&failed).unwrap();
         assert_eq!(view["status"], "failed");
         assert_eq!(view["error"], json!({"code": -32603, "message": "Internal error"}));
-        let (cancelled, _) = tasks.create(call(), 1).unwrap();
+        let cancelled = tasks.create(call(), 1).unwrap();
         tasks.cancel(&cancelled);
         assert!(!tasks.finish(&cancelled, Ok(raw(&json!({})))));
         assert_eq!(status(&mut tasks, &cancelled), "cancelled");
@@ -273,7 +284,7 @@ mod tests {
     fn unknown_and_expired_tasks_are_invalid_params() {
         let mut tasks = Tasks::new(Duration::ZERO, BUDGET);
         assert_eq!(tasks.get("nope").unwrap_err().message, "Unknown task: nope");
-        let (id, _) = tasks.create(call(), 0).unwrap();
+        let id = tasks.create(call(), 0).unwrap();
         assert!(tasks.get(&id).is_ok(), "a working task never expires");
         tasks.finish(&id, Ok(raw(&json!({}))));
         assert_eq!(tasks.get(&id).unwrap_err().code, ErrorCode::InvalidParams);
@@ -283,7 +294,7 @@ mod tests {
     fn outcomes_are_bounded_in_bytes_oldest_first() {
         let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
         let big = raw(&json!({"text": "x".repeat(30 * 1024 * 1024)}));
-        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap().0).collect();
+        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap()).collect();
         for id in &ids {
             tasks.finish(id, Ok(big.clone()));
         }
@@ -294,12 +305,12 @@ mod tests {
     #[test]
     fn a_result_larger_than_the_budget_fails_and_evicts_nothing() {
         let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
-        let kept: Vec<String> = (0..15).map(|n| tasks.create(call(), n).unwrap().0).collect();
+        let kept: Vec<String> = (0..15).map(|n| tasks.create(call(), n).unwrap()).collect();
         for id in &kept {
             tasks.finish(id, Ok(raw(&json!({"text": "small"}))));
         }
         // 36 MiB of quotes are 72 MiB of JSON.
-        let (big, _) = tasks.create(call(), 15).unwrap();
+        let big = tasks.create(call(), 15).unwrap();
         assert!(tasks.finish(&big, Ok(raw(&json!({"text": "\"".repeat(36 << 20)})))));
         let (view, result) = tasks.get(&big).unwrap();
         assert_eq!(view["status"], "failed");

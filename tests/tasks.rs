@@ -1,12 +1,13 @@
 //! The MCP tasks extension through the real binary: a modern `tools/call` that declares the
-//! extension is answered with a task at once, then polled, cancelled, or left to finish; requests
-//! that do not declare it are served as before.
+//! extension and runs longer than a second is answered with a task, then polled, cancelled, or left
+//! to finish; a quicker one gets its ordinary result; requests that do not declare it are served as
+//! before.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, wait_for_runs};
+use crate::util::{self, Fakes, Relay, Setup, wait_for_runs};
 
 const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -69,13 +70,12 @@ fn test_tools() -> Setup {
 #[test]
 fn a_declaring_call_becomes_a_task_that_completes_with_the_synchronous_result() {
     let mut relay = test_tools().spawn();
-    let start = Instant::now();
     let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
-    assert!(start.elapsed() < Duration::from_millis(1000), "answered in {:?}", start.elapsed());
     let task_id = created["taskId"].clone();
     assert!(task_id.as_str().is_some_and(|id| id.len() == 32), "{created}");
     assert_eq!(created["status"], "working");
-    assert_eq!(created["statusMessage"], "🔍 Starting gemini-timeout-test");
+    // Answered after a second of running: the status text is the latest progress.
+    assert!(created["statusMessage"].as_str().is_some_and(|m| !m.is_empty()), "{created}");
     assert_eq!(created["pollIntervalMs"], 5000);
     assert!(created["createdAt"].as_str().unwrap().ends_with('Z'));
     assert!(created["ttlMs"].as_u64().unwrap() > 45 * 60 * 1000);
@@ -115,6 +115,7 @@ fn a_failing_run_completes_with_the_same_error_result_as_a_synchronous_call() {
         .env("GEMINI_MCP_BACKEND", "gemini")
         .env("FAKE_EXIT", "3")
         .env("FAKE_STDERR", "boom")
+        .env("FAKE_SLEEP", "1.5")
         .spawn();
     let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
     let done = wait_done(&mut relay, &created["taskId"]);
@@ -154,7 +155,7 @@ fn unknown_tasks_and_undeclared_requests_are_errors() {
     let unknown = get(&mut relay, &json!("0123"));
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(unknown["error"]["message"], "Unknown task: 0123");
-    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 500}));
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
     for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
         let undeclared =
             relay.request(method, json!({"taskId": created["taskId"], "_meta": meta(false)}));
@@ -187,12 +188,7 @@ fn legacy_calls_cheap_tools_and_invalid_arguments_are_never_tasks() {
 #[test]
 fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
     let mut relay = test_tools().spawn();
-    let ids: Vec<Value> = (0..64)
-        .map(|_| {
-            start_task(&mut relay, "gemini-timeout-test", json!({"duration": 5000}))["taskId"]
-                .clone()
-        })
-        .collect();
+    let ids = start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 5000}), 64);
     let start = Instant::now();
     for id in &ids[..8] {
         assert_eq!(get(&mut relay, id)["result"]["status"], "working");
@@ -203,13 +199,16 @@ fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
 #[test]
 fn queued_agy_tasks_complete_in_arrival_order() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("FAKE_SLEEP", "0.3").spawn();
-    let ids: Vec<Value> = (0..3)
+    let mut relay = fakes.setup().env("FAKE_SLEEP", "1.2").spawn();
+    let requests: Vec<Value> = (0..3)
         .map(|n| {
-            start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}))["taskId"]
-                .clone()
+            let args = json!({"prompt": format!("p{n}")});
+            relay.send_request("tools/call", call_params("gemini-ask", args, true))
         })
         .collect();
+    let ids: Vec<Value> =
+        requests.iter().map(|id| relay.response(id)["result"]["taskId"].clone()).collect();
+    assert!(ids.iter().all(Value::is_string), "{ids:?}");
     // While the first runs, the others wait in the agy queue and read `working`.
     assert_eq!(get(&mut relay, &ids[2])["result"]["status"], "working");
     let mut finished = Vec::new();
@@ -232,9 +231,7 @@ fn queued_agy_tasks_complete_in_arrival_order() {
 fn end_of_input_with_tasks_running_leaves_no_process_behind() {
     let fakes = Fakes::new();
     let mut relay = hanging_gemini(&fakes);
-    for n in 0..3 {
-        start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}));
-    }
+    start_tasks(&mut relay, "gemini-ask", json!({"prompt": "p"}), 3);
     wait_for_runs(&fakes, 3);
     relay.close_stdin();
     assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "no exit after end of input");
@@ -254,7 +251,7 @@ fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
     // 64 tasks hold every worker.
     let fillers: Vec<Value> = (0..64)
         .map(|_| {
-            let params = call_params("gemini-timeout-test", json!({"duration": 3000}), true);
+            let params = call_params("gemini-timeout-test", json!({"duration": 5000}), true);
             relay.send_request("tools/call", params)
         })
         .collect();
@@ -285,13 +282,18 @@ fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
 #[test]
 fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "0.3").spawn();
-    let ids: Vec<Value> = ["first", "second", "third"]
+    // Each run is longer than the wait, so each call becomes a task.
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "1.5").spawn();
+    let requests: Vec<Value> = ["first", "second", "third"]
         .iter()
         .map(|prompt| {
-            start_task(&mut relay, "gemini-ask", json!({"prompt": prompt}))["taskId"].clone()
+            let params = call_params("gemini-ask", json!({"prompt": prompt}), true);
+            relay.send_request("tools/call", params)
         })
         .collect();
+    let ids: Vec<Value> =
+        requests.iter().map(|id| relay.response(id)["result"]["taskId"].clone()).collect();
+    assert!(ids.iter().all(Value::is_string), "{ids:?}");
     let ack = relay.request("tasks/cancel", json!({"taskId": ids[1], "_meta": meta(true)}));
     assert_eq!(ack["result"]["resultType"], "complete");
     assert_eq!(wait_done(&mut relay, &ids[2])["status"], "completed");
@@ -529,4 +531,61 @@ fn polling_a_large_result_with_stdout_unread_holds_it_once() {
     }
     drop(stdin);
     let _ = child.wait();
+}
+
+#[test]
+fn a_quick_call_is_answered_with_its_ordinary_result() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
+    let start = Instant::now();
+    let help = relay.request("tools/call", call_params("gemini-help", json!({}), true));
+    assert!(start.elapsed() < Duration::from_millis(1000), "answered in {:?}", start.elapsed());
+    assert_eq!(help["result"]["resultType"], "complete", "{help}");
+    assert_eq!(help["result"]["isError"], false, "{help}");
+    assert!(help["result"]["content"][0]["text"].as_str().unwrap().contains("Usage"), "{help}");
+    let quick = relay
+        .request("tools/call", call_params("gemini-timeout-test", json!({"duration": 100}), true));
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    assert!(quick["result"]["content"].is_array(), "{quick}");
+    // The task it might have been is gone: nothing is kept for a call answered in full.
+    assert!(!relay.stderr().contains("Task "), "{}", relay.stderr());
+}
+
+#[test]
+fn a_slow_call_becomes_a_task_after_a_second_while_other_requests_are_served() {
+    let mut relay = test_tools().spawn();
+    let start = Instant::now();
+    let call = relay.send_request(
+        "tools/call",
+        call_params("gemini-timeout-test", json!({"duration": 3000}), true),
+    );
+    let ping = relay.request("ping", json!({}));
+    assert_eq!(ping["result"], json!({}));
+    assert!(
+        start.elapsed() < util::slack(Duration::from_millis(500)),
+        "ping waited {:?}",
+        start.elapsed()
+    );
+    let created = relay.response(&call);
+    let waited = start.elapsed();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert!(waited >= Duration::from_millis(1000), "answered after {waited:?}");
+    assert!(waited < util::slack(Duration::from_millis(2000)), "answered after {waited:?}");
+    // The task was registered before its answer: it is found at once.
+    assert_eq!(get(&mut relay, &created["result"]["taskId"])["result"]["status"], "working");
+}
+
+#[test]
+fn a_call_cancelled_during_the_wait_gets_no_answer_and_leaves_no_task() {
+    let fakes = Fakes::new();
+    let mut relay = hanging_gemini(&fakes);
+    let call =
+        relay.send_request("tools/call", call_params("gemini-ask", json!({"prompt": "hi"}), true));
+    wait_for_runs(&fakes, 1);
+    relay.notify("notifications/cancelled", json!({"requestId": call}));
+    let left = fakes.leftovers(relay.pid(), Duration::from_secs(2));
+    assert!(left.is_empty(), "left running: {left:?}");
+    let after = relay.drain(Duration::from_millis(1500));
+    assert!(after.iter().all(|m| m["id"] != call), "{after:?}");
+    assert!(!relay.stderr().contains("Task "), "{}", relay.stderr());
 }

@@ -5,6 +5,7 @@
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use serde_json::value::RawValue;
@@ -17,7 +18,7 @@ use crate::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, Rpc
 use crate::mcp::{self, Era};
 use crate::pool::Work;
 use crate::progress::{self, Progress};
-use crate::server::{Flight, Origin, Server};
+use crate::server::{Flight, Origin, Server, TASK_WAIT};
 use crate::tasks;
 use crate::tools::Lane;
 use crate::{logging, redact, validate};
@@ -35,8 +36,9 @@ pub(super) struct Done {
 enum Target {
     /// The request (its id, and the call's sequence number, which tells a reused id apart).
     Request { id: RequestId, seq: u64 },
-    /// The task it was answered with.
-    Task(String),
+    /// The task registered for it, or the request itself while it has not been answered with
+    /// the task.
+    Task { task: String, id: RequestId, seq: u64 },
 }
 
 /// A validated tool call: what runs, with what, on which lane and backend, and how its result is
@@ -103,13 +105,7 @@ impl Server {
             return self.answer(origin, id, finale, result);
         }
         let seq = self.next_seq();
-        let batch = match origin {
-            Origin::Batch(key) => {
-                self.batches.expect(key);
-                Some(key)
-            }
-            Origin::Direct => None,
-        };
+        let batch = self.expect_answer(origin);
         self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
         let job = Job { tool, args, lane, backend, era, log_level };
         self.dispatch(job, call, Target::Request { id, seq }, seq);
@@ -125,23 +121,60 @@ impl Server {
         Some(progress)
     }
 
-    /// Answers a validated model call with a task at once and runs it like any call.
+    /// Registers a validated model call as a task and runs it like any call; it is answered with
+    /// its result if it finishes within `TASK_WAIT`, else with the task. The loop goes on
+    /// serving meanwhile.
     fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
         let progress = Progress::status(job.tool.name);
         let call = Arc::new(Call::new(job.tool.name, job.backend, Some(progress)));
         let seq = self.next_seq();
-        let (task_id, created) = match self.tasks.create(call.clone(), seq) {
-            Ok(created) => created,
+        // The task is registered before its answer can be written, so a `tasks/get` that follows
+        // the answer at once finds it.
+        let task = match self.tasks.create(call.clone(), seq) {
+            Ok(task) => task,
             Err(err) => {
                 let error = RpcError::internal(format!("Internal error: no task id: {err}"));
                 return self.reply(origin, Response::err(Some(id), error));
             }
         };
-        log::info!("Task {task_id} created for {}", job.tool.name);
-        // The task is registered before its answer is written, so a `tasks/get` that follows at
-        // once finds it.
-        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era)));
-        self.dispatch(job, call, Target::Task(task_id), seq);
+        let batch = self.expect_answer(origin);
+        let waiting = Flight::Waiting { seq, call: call.clone(), batch, task: task.clone() };
+        self.flights.insert(id.clone(), waiting);
+        self.waiting.push_back((Instant::now() + TASK_WAIT, id.clone(), seq));
+        self.dispatch(job, call, Target::Task { task, id, seq }, seq);
+    }
+
+    /// The calls whose wait is over are answered with their tasks.
+    pub(super) fn announce_tasks(&mut self) {
+        while let Some(&(at, ..)) = self.waiting.front() {
+            if at > Instant::now() {
+                return;
+            }
+            let Some((_, id, seq)) = self.waiting.pop_front() else { return };
+            let (batch, task, tool) = match self.flights.get(&id) {
+                Some(Flight::Waiting { seq: waiting, batch, task, call }) if *waiting == seq => {
+                    (*batch, task.clone(), call.tool)
+                }
+                // Answered with its result, or cancelled.
+                _ => continue,
+            };
+            self.flights.remove(&id);
+            let Some(created) = self.tasks.announce(&task) else { continue };
+            log::info!("Task {task} created for {tool}");
+            let result = serialized(&mcp::envelope(created, Era::Modern));
+            self.answer_request(id, batch, None, result);
+        }
+    }
+
+    /// A call answered later waits in its batch, if it came in one.
+    fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
+        match origin {
+            Origin::Batch(key) => {
+                self.batches.expect(key);
+                Some(key)
+            }
+            Origin::Direct => None,
+        }
     }
 
     /// Hands a call to the pool, through the agy lane when it is a model call on agy.
@@ -231,26 +264,44 @@ impl Server {
 
     /// A worker finished a call (or could not start it).
     pub(super) fn complete(&mut self, done: Done) {
-        let (id, seq) = match done.target {
-            Target::Task(task_id) => {
+        let (id, seq, task) = match done.target {
+            Target::Request { id, seq } => (id, seq, None),
+            Target::Task { task, id, seq } => (id, seq, Some(task)),
+        };
+        let batch = match (self.flights.get(&id), &task) {
+            (Some(Flight::Call { seq: running, batch, .. }), None) if *running == seq => *batch,
+            // Finished within its wait: answered with its result, and the task is dropped.
+            (Some(Flight::Waiting { seq: waiting, batch, .. }), Some(task)) if *waiting == seq => {
+                let batch = *batch;
+                self.tasks.forget(task);
+                batch
+            }
+            (_, Some(task)) => {
                 let ending = if done.result.is_ok() { "completed" } else { "failed" };
-                if self.tasks.finish(&task_id, done.result) {
-                    log::info!("Task {task_id} {ending}");
+                if self.tasks.finish(task, done.result) {
+                    log::info!("Task {task} {ending}");
                 }
                 return;
             }
-            Target::Request { id, seq } => (id, seq),
-        };
-        let batch = match self.flights.get(&id) {
-            Some(Flight::Call { seq: running, batch, .. }) if *running == seq => *batch,
             // Cancelled (or a stale completion): nothing more is sent for it.
-            _ => return,
+            (_, None) => return,
         };
         self.flights.remove(&id);
-        if let Some(finale) = done.finale {
+        self.answer_request(id, batch, done.finale, done.result);
+    }
+
+    /// Sends a call's answer (after its final progress), or adds it to its batch.
+    fn answer_request(
+        &mut self,
+        id: RequestId,
+        batch: Option<u64>,
+        finale: Option<Notification>,
+        result: Result<Arc<RawValue>, RpcError>,
+    ) {
+        if let Some(finale) = finale {
             self.send(finale);
         }
-        match (batch, done.result) {
+        match (batch, result) {
             (None, Ok(result)) => self.send(Outgoing::Cached { id, result }),
             (None, Err(error)) => self.send(Response::err(Some(id), error)),
             (Some(key), result) => {
@@ -291,11 +342,7 @@ impl Work for CallWork {
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
-        let result = result.and_then(|result| {
-            serde_json::value::to_raw_value(&result)
-                .map(Arc::from)
-                .map_err(|err| RpcError::internal(format!("Internal error: {err}")))
-        });
+        let result = result.and_then(|result| serialized(&result));
         let _ = done.send(Done { target, finale, result });
     }
 
@@ -342,6 +389,13 @@ fn execute(
             (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
         }
     }
+}
+
+/// A result serialized once, to be written (or kept by its task) as those bytes.
+fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
+    serde_json::value::to_raw_value(result)
+        .map(Arc::from)
+        .map_err(|err| RpcError::internal(format!("Internal error: {err}")))
 }
 
 /// A serialized result as a `Value` again (it was serialized from one, so it parses).
