@@ -38,7 +38,7 @@ const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long shutdown may take in all, stdout blocked or not.
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
 /// How long a call that may become a task is given to finish before it is answered with its task:
-/// a quick call is never a task (D13).
+/// a quick call is never a task.
 const TASK_WAIT: Duration = Duration::from_secs(1);
 
 /// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
