@@ -20,13 +20,17 @@ QEMU_AARCH64 ?= qemu-aarch64-static
 
 # Release builds of both musl targets: a static non-PIE executable (ldd: "not a dynamic executable"),
 # with the checkout's and cargo's paths remapped so that the binary does not depend on where it was
-# built. aarch64 links with the toolchain's own rust-lld (no cross gcc). Static linking applies to the
-# targets only: build scripts stay host binaries, because every build passes --target.
+# built. Both link with the toolchain's own rust-lld (no cross gcc for aarch64), which folds identical
+# functions (--icf=all; Rust gives function addresses no identity): measured on x86_64, the binary is
+# 9 KB smaller with rust-lld than with gcc and ld, and 6 KB smaller again with the folding. Static
+# linking applies to the targets only: build scripts stay host binaries, because every build passes
+# --target.
 CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
-RELEASE_RUSTFLAGS := -C relocation-model=static \
+RELEASE_RUSTFLAGS := -C relocation-model=static -C link-arg=--icf=all \
 	--remap-path-prefix=$(CURDIR)=gemini-relay --remap-path-prefix=$(CARGO_HOME_DIR)=cargo
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.

@@ -1,6 +1,6 @@
 //! The tool table: every tool's name, descriptions, hand-written JSON input schema (in
-//! `src/catalog.json`), run function and lane, in `tools/list` order, plus the `tools/list` result
-//! built from them.
+//! `src/catalog.json`), annotations, run function and lane, in `tools/list` order, plus the
+//! `tools/list` result built from them.
 
 use serde_json::{Map, Value, json};
 
@@ -21,7 +21,33 @@ pub struct Tool {
     pub lane: fn(&Map<String, Value>) -> Lane,
     /// Answered as a task when a modern request declares the tasks extension.
     pub task: bool,
+    /// What a host may assume about the tool's effects (the README argues every value).
+    pub hints: Hints,
+    /// Whether a result can be a long model answer, which declares `MAX_RESULT_SIZE_CHARS`.
+    pub long_answer: bool,
 }
+
+/// A tool's MCP annotations: `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// Reads, changes nothing, talks to nobody outside this machine.
+const LOCAL_READ: Hints =
+    Hints { read_only: true, destructive: false, idempotent: true, open_world: false };
+
+/// Reads only, but asks a model or Google's service.
+const REMOTE_READ: Hints =
+    Hints { read_only: true, destructive: false, idempotent: true, open_world: true };
+
+/// `_meta["anthropic/maxResultSizeChars"]` of the tools with long answers: Claude Code keeps a
+/// result up to this many characters in the conversation (it clamps the key to 500,000) and saves
+/// a longer one to a file that the model is pointed at; without the key it keeps about 50,000 and
+/// shows the model a 2 KB preview of the rest (measured with Claude Code 2.1.332).
+pub const MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
 /// One registered tool with its parsed input schema: what `tools/list` and `prompts/list` show, and
 /// what `validate::validate` checks `tools/call` arguments against.
@@ -49,14 +75,26 @@ pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// The `tools/list` result: `{"tools":[{"name","description","inputSchema"}, ...]}`, nothing else.
+/// The `tools/list` result: `{"tools":[{"name","description","inputSchema","annotations"[,
+/// "_meta"]}, ...]}`, nothing else; `_meta` only on the tools with long answers.
 pub fn tools_list_result(specs: &[ToolSpec]) -> Value {
     let tools: Vec<Value> = specs
         .iter()
         .map(|spec| {
-            let mut tool = json!({"name": spec.tool.name, "description": spec.tool.description});
-            tool["inputSchema"] = spec.input_schema.clone();
-            tool
+            let tool = spec.tool;
+            let hints = &tool.hints;
+            let mut entry = json!({"name": tool.name, "description": tool.description});
+            entry["inputSchema"] = spec.input_schema.clone();
+            entry["annotations"] = json!({
+                "readOnlyHint": hints.read_only,
+                "destructiveHint": hints.destructive,
+                "idempotentHint": hints.idempotent,
+                "openWorldHint": hints.open_world,
+            });
+            if tool.long_answer {
+                entry["_meta"] = json!({"anthropic/maxResultSizeChars": MAX_RESULT_SIZE_CHARS});
+            }
+            entry
         })
         .collect();
     let mut result = json!({});
@@ -95,6 +133,8 @@ static TOOLS: [Tool; 12] = [
         run: ask::run,
         lane: ask::lane,
         task: true,
+        hints: Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
+        long_answer: true,
     },
     Tool {
         name: "gemini-plan",
@@ -106,6 +146,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| plan::run(ctx, &args),
         lane: model,
         task: true,
+        hints: REMOTE_READ,
+        long_answer: true,
     },
     Tool {
         name: "gemini-image",
@@ -116,6 +158,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| image::run(ctx, &args),
         lane: model,
         task: true,
+        hints: Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
+        long_answer: true,
     },
     Tool {
         name: "gemini-models",
@@ -125,6 +169,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, _| Ok(models::run(ctx)),
         lane: worker,
         task: false,
+        hints: REMOTE_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-doctor",
@@ -134,6 +180,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, _| Ok(doctor::run(ctx).1),
         lane: worker,
         task: false,
+        hints: REMOTE_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-brainstorm",
@@ -145,6 +193,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| brainstorm::run(ctx, &args),
         lane: model,
         task: true,
+        hints: Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
+        long_answer: true,
     },
     Tool {
         name: "gemini-fetch-chunk",
@@ -154,6 +204,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::fetch_chunk(ctx, &args),
         lane: inline,
         task: false,
+        hints: LOCAL_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-conversations",
@@ -163,6 +215,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::conversations(ctx, &args),
         lane: inline,
         task: false,
+        hints: LOCAL_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-cancel",
@@ -172,6 +226,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::cancel(ctx, &args),
         lane: inline,
         task: false,
+        hints: Hints { read_only: false, destructive: true, idempotent: true, open_world: false },
+        long_answer: false,
     },
     Tool {
         name: "gemini-ping",
@@ -181,6 +237,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::ping(ctx, &args),
         lane: inline,
         task: false,
+        hints: LOCAL_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-help",
@@ -190,6 +248,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::help(ctx, &args),
         lane: worker,
         task: true,
+        hints: LOCAL_READ,
+        long_answer: false,
     },
     Tool {
         name: "gemini-timeout-test",
@@ -199,6 +259,8 @@ static TOOLS: [Tool; 12] = [
         run: |ctx, args| tools::timeout(ctx, &args),
         lane: worker,
         task: true,
+        hints: LOCAL_READ,
+        long_answer: false,
     },
 ];
 
@@ -499,7 +561,7 @@ mod tests {
     }
 
     #[test]
-    fn tools_list_has_exactly_the_three_keys() {
+    fn tools_list_entries_have_exactly_their_keys() {
         let specs = tool_specs(true);
         let list = tools_list_result(&specs);
         let top: Vec<&String> = list.as_object().expect("object").keys().collect();
@@ -508,11 +570,74 @@ mod tests {
         assert_eq!(tools.len(), specs.len());
         for (tool, spec) in tools.iter().zip(&specs) {
             let keys: Vec<&String> = tool.as_object().expect("object").keys().collect();
-            assert_eq!(keys, ["name", "description", "inputSchema"]);
+            if spec.tool.long_answer {
+                assert_eq!(keys, ["name", "description", "inputSchema", "annotations", "_meta"]);
+            } else {
+                assert_eq!(keys, ["name", "description", "inputSchema", "annotations"]);
+            }
             assert_eq!(tool["name"], spec.tool.name);
             assert_eq!(tool["description"], spec.tool.description);
             assert_eq!(tool["inputSchema"], spec.input_schema);
         }
+    }
+
+    /// Every tool's four hints, in `tools/list` order: read-only, destructive, idempotent, open
+    /// world. The README's annotation table argues each value.
+    #[test]
+    fn annotations_of_every_tool() {
+        let list = tools_list_result(&tool_specs(true));
+        let table: Vec<(String, [bool; 4])> = list["tools"]
+            .as_array()
+            .expect("tools array")
+            .iter()
+            .map(|tool| {
+                let annotations = tool["annotations"].as_object().expect("annotations object");
+                let keys: Vec<&String> = annotations.keys().collect();
+                assert_eq!(
+                    keys,
+                    ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+                );
+                let hint = |key: &str| annotations[key].as_bool().expect("a boolean hint");
+                let name = tool["name"].as_str().expect("name").to_string();
+                (
+                    name,
+                    ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+                        .map(hint),
+                )
+            })
+            .collect();
+        let expected = [
+            ("gemini-ask", [false, true, false, true]),
+            ("gemini-plan", [true, false, true, true]),
+            ("gemini-image", [false, true, false, true]),
+            ("gemini-models", [true, false, true, true]),
+            ("gemini-doctor", [true, false, true, true]),
+            ("gemini-brainstorm", [false, false, false, true]),
+            ("gemini-fetch-chunk", [true, false, true, false]),
+            ("gemini-conversations", [true, false, true, false]),
+            ("gemini-cancel", [false, true, true, false]),
+            ("gemini-ping", [true, false, true, false]),
+            ("gemini-help", [true, false, true, false]),
+            ("gemini-timeout-test", [true, false, true, false]),
+        ]
+        .map(|(name, hints)| (name.to_string(), hints));
+        assert_eq!(table, expected);
+    }
+
+    #[test]
+    fn only_the_model_answers_declare_a_result_size() {
+        let list = tools_list_result(&tool_specs(true));
+        let declaring: Vec<&str> = list["tools"]
+            .as_array()
+            .expect("tools array")
+            .iter()
+            .filter(|tool| tool.get("_meta").is_some())
+            .map(|tool| {
+                assert_eq!(tool["_meta"], json!({"anthropic/maxResultSizeChars": 500_000}));
+                tool["name"].as_str().expect("name")
+            })
+            .collect();
+        assert_eq!(declaring, ["gemini-ask", "gemini-plan", "gemini-image", "gemini-brainstorm"]);
     }
 
     #[test]
@@ -521,7 +646,7 @@ mod tests {
         let description = ping.input_schema["properties"]["prompt"]["description"].clone();
         let list = tools_list_result(&[ping]);
         let expected = format!(
-            r#"{{"tools":[{{"name":"gemini-ping","description":{},"inputSchema":{{"type":"object","properties":{{"prompt":{{"type":"string","default":"","description":{}}}}},"required":[]}}}}]}}"#,
+            r#"{{"tools":[{{"name":"gemini-ping","description":{},"inputSchema":{{"type":"object","properties":{{"prompt":{{"type":"string","default":"","description":{}}}}},"required":[]}},"annotations":{{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}}}]}}"#,
             json!(spec("gemini-ping").tool.description),
             description
         );

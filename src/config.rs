@@ -220,7 +220,7 @@ pub static VARS: &[EnvVar] = &[
             set: |c, v| c.max_output_bytes = usize::try_from(v).unwrap_or(usize::MAX),
         },
         help: "Cap on a CLI's stdout and on its stderr; past it the CLI is stopped and the call \
-               fails.",
+               fails. Also the most bytes of results finished tasks keep in all.",
         carried: true,
         windows_only: false,
     },

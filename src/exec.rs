@@ -354,6 +354,11 @@ impl<'a> Runner<'a> {
         self.abort
     }
 
+    /// Whether the call was cancelled by the client or the server is shutting down.
+    pub fn is_aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst)
+    }
+
     /// The common executor, bounded by the call's deadline: the trimmed stdout, or the failure
     /// text a caller sees.
     pub fn execute(&self, command: Command<'_>) -> Result<String, Failure> {
@@ -587,13 +592,28 @@ fn wait(
             return (Ending::TimedOut, None);
         }
         match child.wait_timeout(POLL_SLICE.min(deadline - now)) {
-            Ok(Some(status)) => return (Ending::Exited, Some(status)),
+            Ok(Some(status)) => return (exit_ending(status, cancelled, aborted), Some(status)),
             Ok(None) => (),
             Err(err) => {
                 log::error!("Process error: {err}");
                 return (Ending::StoppedByCaller, None);
             }
         }
+    }
+}
+
+/// How a run whose child exited ended. A kill (by `gemini-cancel`, the call's abort or shutdown)
+/// can land while the wait sleeps, so a child that died of a signal after a flag was raised was
+/// stopped, whatever the wait saw first: the flags are read again after the exit.
+fn exit_ending(status: ExitStatus, cancelled: &AtomicBool, aborted: &AtomicBool) -> Ending {
+    if status.signal().is_none() {
+        Ending::Exited
+    } else if aborted.load(Ordering::SeqCst) {
+        Ending::StoppedByCaller
+    } else if cancelled.load(Ordering::SeqCst) {
+        Ending::StoppedByCancelTool
+    } else {
+        Ending::Exited
     }
 }
 

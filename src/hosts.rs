@@ -214,7 +214,10 @@ fn absolute(cwd: &Path, raw: &str) -> Option<String> {
 }
 
 // Claude Code's texts. Claude Code's own tool-call timeout when `MCP_TOOL_TIMEOUT` is unset is
-// 100,000,000 ms, about 28 hours (Claude Code 2.1.332).
+// 100,000,000 ms, about 28 hours (Claude Code 2.1.332). Its other limit, 30 minutes without a
+// response or progress from a stdio server, never applies while the relay's keepalives flow
+// (measured with `claude -p`: a silent 2,000 s call is stopped after 1,800 s, one with keepalives
+// every 25 s completes).
 const CLAUDE_DEFAULT_TOOL_TIMEOUT_MS: u64 = 100_000_000;
 const CLAUDE_WHERE: &str =
     "Claude Code: run the command above once in a shell (--scope user: for all your projects).";
@@ -230,8 +233,9 @@ fn claude_timeout_note(facts: &Facts) -> String {
         )
     } else {
         format!(
-            "No timeout to raise: Claude Code's own ({CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms) outlasts \
-             the relay's deadline plus 2 minutes."
+            "No timeout to raise: Claude Code allows a call {CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms, and \
+             stops one early only after 30 minutes without progress, which the relay sends every \
+             progress interval (25 s by default)."
         )
     }
 }
@@ -558,8 +562,9 @@ mod tests {
         assert_eq!(
             snippet.note,
             "Claude Code: run the command above once in a shell (--scope user: for all your projects).\n\
-             No timeout to raise: Claude Code's own (100000000 ms) outlasts the relay's deadline \
-             plus 2 minutes.\n"
+             No timeout to raise: Claude Code allows a call 100000000 ms, and stops one early only \
+             after 30 minutes without progress, which the relay sends every progress interval (25 s \
+             by default).\n"
         );
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
 /// The error codes this server answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +81,14 @@ pub enum Outgoing {
     Cached {
         id: RequestId,
         result: Arc<RawValue>,
+    },
+    /// A success response whose result object gets one more member, serialized once and shared
+    /// (a finished task's result, written to every poll that reads it).
+    Shared {
+        id: RequestId,
+        result: Box<Map<String, Value>>,
+        key: &'static str,
+        shared: Arc<RawValue>,
     },
     /// The answer to a batch: its responses in one array.
     Batch(Vec<Response>),
@@ -269,9 +277,34 @@ impl Serialize for Outgoing {
                 map.serialize_entry("result", &**result)?;
                 map.end()
             }
+            Outgoing::Shared { id, result, key, shared } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("result", &WithMember { object: result, key, value: shared })?;
+                map.end()
+            }
             Outgoing::Batch(responses) => responses.serialize(serializer),
             Outgoing::Notification(notification) => notification.serialize(serializer),
         }
+    }
+}
+
+/// An object written with one more member after its own.
+struct WithMember<'a> {
+    object: &'a Map<String, Value>,
+    key: &'a str,
+    value: &'a RawValue,
+}
+
+impl Serialize for WithMember<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.object.len() + 1))?;
+        for (key, value) in self.object {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry(self.key, self.value)?;
+        map.end()
     }
 }
 

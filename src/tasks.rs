@@ -1,7 +1,8 @@
 //! The MCP tasks extension (`io.modelcontextprotocol/tasks`): the registry of calls answered as
 //! tasks, owned by the event loop. A task records its call (to cancel it and to read its progress
 //! text), its state, and its outcome once finished; finished tasks are kept for their TTL, with at
-//! most `MAX_RESULT_BYTES` of outcomes in all (oldest dropped first).
+//! most a byte budget of outcomes in all (oldest dropped first). A result is kept serialized, once:
+//! every poll that reads it writes the same bytes.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -9,6 +10,7 @@ use std::io::{self, Read};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::call::Call;
@@ -19,14 +21,14 @@ use crate::jsonrpc::{ErrorCode, RpcError};
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// How often clients are asked to poll.
 pub const POLL_INTERVAL_MS: u64 = 5000;
-/// Outcomes kept at most, in bytes of their JSON.
-const MAX_RESULT_BYTES: usize = 64 * 1024 * 1024;
 /// What a finished task costs besides its outcome (so that even empty outcomes are bounded).
 const ENTRY_BYTES: usize = 256;
 
 /// Every task of the session, by id.
 pub struct Tasks {
     ttl: Duration,
+    /// Outcomes kept at most, in bytes of their JSON.
+    max_bytes: usize,
     map: HashMap<String, Task>,
     /// Finished tasks, oldest first, with when they finished and what their outcome costs, for
     /// expiry and the byte bound.
@@ -49,40 +51,56 @@ pub struct Task {
 
 enum State {
     Working,
-    Completed(Value),
+    Completed(Arc<RawValue>),
     Failed(RpcError),
     Cancelled,
 }
 
 impl Tasks {
-    /// `ttl`: how long a task lives after the call's deadline (ten minutes).
-    pub fn new(ttl: Duration) -> Tasks {
-        Tasks { ttl, map: HashMap::new(), finished: VecDeque::new(), finished_bytes: 0 }
+    /// `ttl`: how long a task lives (the call's deadline plus ten minutes);
+    /// `max_bytes`: the budget of kept outcomes.
+    pub fn new(ttl: Duration, max_bytes: usize) -> Tasks {
+        let (map, finished) = (HashMap::new(), VecDeque::new());
+        Tasks { ttl, max_bytes, map, finished, finished_bytes: 0 }
     }
 
-    /// Registers a working task for `call` and returns its id and its `CreateTaskResult` fields.
-    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
+    /// Registers a working task for `call` and returns its id.
+    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<String> {
         let id = new_id()?;
         let now = SystemTime::now();
         let shown = status_text(&call);
         let task = Task { call, seq, created: now, updated: now, shown, state: State::Working };
-        let mut view = self.view(&id, &task);
-        view["resultType"] = json!("task");
         self.map.insert(id.clone(), task);
-        Ok((id, view))
+        Ok(id)
+    }
+
+    /// The `CreateTaskResult` fields of a task, to answer its call with. Its status text is the
+    /// one of now: a call still waiting in the agy lane shows its place.
+    pub fn announce(&mut self, id: &str) -> Option<Value> {
+        let task = self.map.get_mut(id)?;
+        refresh(task);
+        let mut view = self.view(id, &self.map[id]);
+        view["resultType"] = json!("task");
+        Some(view)
+    }
+
+    /// Drops a task that was never announced (its call was answered in full, or cancelled).
+    pub fn forget(&mut self, id: &str) {
+        self.map.remove(id);
     }
 
     /// A task's current state as `tasks/get` shows it, or `-32602` for an unknown or expired id.
-    pub fn get(&mut self, id: &str) -> Result<Value, RpcError> {
+    /// A completed task's result is not in the view: it comes serialized, to be written as the
+    /// view's `result` member.
+    pub fn get(&mut self, id: &str) -> Result<(Value, Option<Arc<RawValue>>), RpcError> {
         self.expire();
         let task = self.map.get_mut(id).ok_or_else(|| unknown(id))?;
-        let text = status_text(&task.call);
-        if text != task.shown {
-            task.shown = text;
-            task.updated = SystemTime::now();
-        }
-        let task = &self.map[id];
-        Ok(self.view(id, task))
+        refresh(task);
+        let result = match &task.state {
+            State::Completed(result) => Some(result.clone()),
+            _ => None,
+        };
+        Ok((self.view(id, &self.map[id]), result))
     }
 
     /// The task, if known (for `tasks/cancel` and `tasks/update`).
@@ -91,19 +109,28 @@ impl Tasks {
         self.map.get(id).ok_or_else(|| unknown(id))
     }
 
-    /// The call of a working task finished: its result (a CallToolResult) or its JSON-RPC error.
-    /// A task cancelled meanwhile stays cancelled.
-    pub fn finish(&mut self, id: &str, outcome: Result<Value, RpcError>) {
-        let Some(task) = self.map.get_mut(id) else { return };
+    /// The call of a working task finished: its serialized result (a CallToolResult) or its
+    /// JSON-RPC error. A task cancelled meanwhile stays cancelled. A result larger than the whole
+    /// budget is not kept (it would flush every other one): the task fails with an error that names
+    /// the limit. Returns whether the task took the outcome.
+    pub fn finish(&mut self, id: &str, outcome: Result<Arc<RawValue>, RpcError>) -> bool {
+        let max_bytes = self.max_bytes;
+        let Some(task) = self.map.get_mut(id) else { return false };
         if !matches!(task.state, State::Working) {
-            return;
+            return false;
         }
+        let outcome = match outcome {
+            Ok(result) if ENTRY_BYTES + result.get().len() > max_bytes => {
+                Err(RpcError::internal(format!(
+                    "Internal error: the result is {} bytes of JSON, more than the {max_bytes} bytes of results finished tasks can keep",
+                    result.get().len()
+                )))
+            }
+            outcome => outcome,
+        };
         let bytes = ENTRY_BYTES
             + match &outcome {
-                Ok(result) => {
-                    let mut size = ByteCount(0);
-                    serde_json::to_writer(&mut size, result).map_or(0, |()| size.0)
-                }
+                Ok(result) => result.get().len(),
                 Err(error) => error.message.len(),
             };
         task.state = match outcome {
@@ -111,6 +138,7 @@ impl Tasks {
             Err(error) => State::Failed(error),
         };
         self.close(id, bytes);
+        true
     }
 
     /// Marks a working task cancelled (its call is stopped by the caller).
@@ -140,7 +168,7 @@ impl Tasks {
     /// Drops finished tasks past their TTL, then the oldest ones while over the byte bound.
     fn expire(&mut self) {
         while let Some(&(_, at, bytes)) = self.finished.front() {
-            if at.elapsed() < self.ttl && self.finished_bytes <= MAX_RESULT_BYTES {
+            if at.elapsed() < self.ttl && self.finished_bytes <= self.max_bytes {
                 return;
             }
             self.finished_bytes -= bytes;
@@ -151,7 +179,7 @@ impl Tasks {
     }
 
     /// The task object of the extension: status, times, TTL, poll interval, status text, and the
-    /// result or error once there is one.
+    /// error of a failed task.
     fn view(&self, id: &str, task: &Task) -> Value {
         let status = match task.state {
             State::Working => "working",
@@ -167,14 +195,19 @@ impl Tasks {
         if task.call.progress().is_some() {
             view["statusMessage"] = json!(task.shown);
         }
-        match &task.state {
-            State::Completed(result) => view["result"] = result.clone(),
-            State::Failed(error) => {
-                view["error"] = serde_json::to_value(error).unwrap_or(Value::Null);
-            }
-            State::Working | State::Cancelled => (),
+        if let State::Failed(error) = &task.state {
+            view["error"] = serde_json::to_value(error).unwrap_or(Value::Null);
         }
         view
+    }
+}
+
+/// Shows a task's status text as of now; its update time moves when the text changed.
+fn refresh(task: &mut Task) {
+    let text = status_text(&task.call);
+    if text != task.shown {
+        task.shown = text;
+        task.updated = SystemTime::now();
     }
 }
 
@@ -211,20 +244,6 @@ fn new_id() -> io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Counts the bytes written to it: the size of a result's JSON without building it.
-struct ByteCount(usize);
-
-impl io::Write for ByteCount {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,14 +251,25 @@ mod tests {
     use crate::backend::Backend;
     use crate::progress::Progress;
 
+    const BUDGET: usize = 64 * 1024 * 1024;
+
     fn call() -> Arc<Call> {
         Arc::new(Call::new("gemini-ask", Backend::Agy, Some(Progress::status("gemini-ask"))))
     }
 
+    fn raw(value: &Value) -> Arc<RawValue> {
+        Arc::from(serde_json::value::to_raw_value(value).unwrap())
+    }
+
+    fn status(tasks: &mut Tasks, id: &str) -> Value {
+        tasks.get(id).unwrap().0["status"].clone()
+    }
+
     #[test]
     fn a_task_is_created_working_and_then_completes() {
-        let mut tasks = Tasks::new(Duration::from_secs(60));
-        let (id, created) = tasks.create(call(), 0).unwrap();
+        let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
+        let id = tasks.create(call(), 0).unwrap();
+        let created = tasks.announce(&id).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(created["resultType"], "task");
@@ -247,72 +277,95 @@ mod tests {
         assert_eq!(created["statusMessage"], "🧠 gemini-ask: running for 0s");
         assert_eq!(created["ttlMs"], 60_000);
         assert_eq!(created["pollIntervalMs"], 5000);
-        assert_eq!(tasks.get(&id).unwrap()["resultType"], "complete");
+        let (view, result) = tasks.get(&id).unwrap();
+        assert_eq!(view["resultType"], "complete");
+        assert!(result.is_none());
         let result = json!({"content": [{"type": "text", "text": "hi"}], "isError": true});
-        tasks.finish(&id, Ok(result.clone()));
-        let got = tasks.get(&id).unwrap();
-        assert_eq!(got["status"], "completed");
-        assert_eq!(got["result"], result);
+        assert!(tasks.finish(&id, Ok(raw(&result))));
+        let (view, kept) = tasks.get(&id).unwrap();
+        assert_eq!(view["status"], "completed");
+        assert_eq!(serde_json::from_str::<Value>(kept.unwrap().get()).unwrap(), result);
     }
 
     #[test]
     fn a_failed_call_carries_its_error_and_a_cancelled_task_stays_cancelled() {
-        let mut tasks = Tasks::new(Duration::from_secs(60));
-        let (failed, _) = tasks.create(call(), 0).unwrap();
+        let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
+        let failed = tasks.create(call(), 0).unwrap();
         tasks.finish(&failed, Err(RpcError::internal("Internal error")));
-        let got = tasks.get(&failed).unwrap();
-        assert_eq!(got["status"], "failed");
-        assert_eq!(got["error"], json!({"code": -32603, "message": "Internal error"}));
-        let (cancelled, _) = tasks.create(call(), 1).unwrap();
+        let (view, _) = tasks.get(&failed).unwrap();
+        assert_eq!(view["status"], "failed");
+        assert_eq!(view["error"], json!({"code": -32603, "message": "Internal error"}));
+        let cancelled = tasks.create(call(), 1).unwrap();
         tasks.cancel(&cancelled);
-        tasks.finish(&cancelled, Ok(json!({})));
-        assert_eq!(tasks.get(&cancelled).unwrap()["status"], "cancelled");
-        assert!(tasks.get(&cancelled).unwrap().get("result").is_none());
+        assert!(!tasks.finish(&cancelled, Ok(raw(&json!({})))));
+        assert_eq!(status(&mut tasks, &cancelled), "cancelled");
+        assert!(tasks.get(&cancelled).unwrap().1.is_none());
     }
 
     #[test]
     fn the_update_time_moves_when_the_status_text_changes() {
-        let mut tasks = Tasks::new(Duration::from_secs(60));
+        let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
         let call = call();
-        let (id, created) = tasks.create(call.clone(), 0).unwrap();
-        let at = |tasks: &mut Tasks| tasks.get(&id).unwrap()["lastUpdatedAt"].clone();
+        let id = tasks.create(call.clone(), 0).unwrap();
+        let created = tasks.announce(&id).unwrap();
+        let at = |tasks: &mut Tasks| tasks.get(&id).unwrap().0["lastUpdatedAt"].clone();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(at(&mut tasks), created["lastUpdatedAt"], "nothing changed");
         call.progress().unwrap().record("first words");
         let moved = at(&mut tasks);
         assert_ne!(moved, created["lastUpdatedAt"]);
         assert!(
-            tasks.get(&id).unwrap()["statusMessage"].as_str().unwrap().ends_with("first words")
+            tasks.get(&id).unwrap().0["statusMessage"].as_str().unwrap().ends_with("first words")
         );
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(at(&mut tasks), moved);
         call.abort();
         tasks.cancel(&id);
-        let cancelled = tasks.get(&id).unwrap();
+        let (cancelled, _) = tasks.get(&id).unwrap();
         assert_eq!(cancelled["statusMessage"], "❌ gemini-ask cancelled");
         assert_ne!(cancelled["lastUpdatedAt"], moved);
     }
 
     #[test]
     fn unknown_and_expired_tasks_are_invalid_params() {
-        let mut tasks = Tasks::new(Duration::ZERO);
+        let mut tasks = Tasks::new(Duration::ZERO, BUDGET);
         assert_eq!(tasks.get("nope").unwrap_err().message, "Unknown task: nope");
-        let (id, _) = tasks.create(call(), 0).unwrap();
+        let id = tasks.create(call(), 0).unwrap();
         assert!(tasks.get(&id).is_ok(), "a working task never expires");
-        tasks.finish(&id, Ok(json!({})));
+        tasks.finish(&id, Ok(raw(&json!({}))));
         assert_eq!(tasks.get(&id).unwrap_err().code, ErrorCode::InvalidParams);
     }
 
     #[test]
     fn outcomes_are_bounded_in_bytes_oldest_first() {
-        let mut tasks = Tasks::new(Duration::from_secs(3600));
-        let big = json!({"text": "x".repeat(30 * 1024 * 1024)});
-        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap().0).collect();
+        let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
+        let big = raw(&json!({"text": "x".repeat(30 * 1024 * 1024)}));
+        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap()).collect();
         for id in &ids {
             tasks.finish(id, Ok(big.clone()));
         }
         assert!(tasks.get(&ids[0]).is_err(), "the oldest outcome was dropped");
         assert!(tasks.get(&ids[1]).is_ok() && tasks.get(&ids[2]).is_ok());
+    }
+
+    #[test]
+    fn a_result_larger_than_the_budget_fails_and_evicts_nothing() {
+        let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
+        let kept: Vec<String> = (0..15).map(|n| tasks.create(call(), n).unwrap()).collect();
+        for id in &kept {
+            tasks.finish(id, Ok(raw(&json!({"text": "small"}))));
+        }
+        // 36 MiB of quotes are 72 MiB of JSON.
+        let big = tasks.create(call(), 15).unwrap();
+        assert!(tasks.finish(&big, Ok(raw(&json!({"text": "\"".repeat(36 << 20)})))));
+        let (view, result) = tasks.get(&big).unwrap();
+        assert_eq!(view["status"], "failed");
+        assert!(result.is_none());
+        let message = view["error"]["message"].as_str().unwrap();
+        assert!(message.contains("bytes of JSON, more than the 67108864 bytes"), "{message}");
+        for id in &kept {
+            assert_eq!(status(&mut tasks, id), "completed");
+        }
     }
 
     #[test]

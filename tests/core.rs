@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{self, Fakes, Relay, Setup};
+use crate::util::{self, Fakes, Relay, Setup, peak_rss_kb};
 
 /// Sends `signal` to the relay.
 fn signal(relay: &Relay, signal: &str) {
@@ -174,12 +174,6 @@ fn big_ping(n: usize) -> Vec<u8> {
         serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).unwrap();
     line.push(b'\n');
     line
-}
-
-fn peak_rss_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// The CPU time the process has used so far, in clock ticks.

@@ -367,3 +367,44 @@ fn a_model_too_long_for_one_argument_is_refused_before_spawning() {
     );
     assert!(fakes.prompt_runs().is_empty(), "nothing was spawned");
 }
+
+/// One shutdown round with an agy run in flight: the relay is stopped by `stop`, and its stderr and
+/// the fakes' log must show no recovery step and no spawn after the run.
+fn shutdown_round(round: usize, stop: impl FnOnce(&mut Relay)) {
+    let fakes = Fakes::new();
+    // An old build (no stream-json) with PTY recovery on: a recovery would log and spawn `script`.
+    let mut relay = fakes
+        .setup()
+        .env("FAKE_AGY_HELP", "nostream")
+        .env("AGY_MCP_PTY", "1")
+        .env("FAKE_HANG", "1")
+        .spawn();
+    relay.send_request("tools/call", json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}));
+    wait_for_runs(&fakes, 1);
+    stop(&mut relay);
+    assert!(relay.wait_exit(Duration::from_secs(5)).is_some(), "round {round}: no exit");
+    let stderr = relay.stderr();
+    assert!(
+        !stderr.contains("trying recovery") && !stderr.contains("Failed with exit code"),
+        "round {round}: a run the relay killed was treated as a failure:\n{stderr}"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1, "round {round}: a run started after shutdown");
+    assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty(), "round {round}");
+}
+
+#[test]
+fn shutdown_by_signal_never_starts_recovery() {
+    for round in 0..50 {
+        shutdown_round(round, |relay| {
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(relay.pid() as i32, libc::SIGINT) };
+        });
+    }
+}
+
+#[test]
+fn shutdown_by_end_of_input_never_starts_recovery() {
+    for round in 0..50 {
+        shutdown_round(round, Relay::close_stdin);
+    }
+}

@@ -354,18 +354,46 @@ fn tools_list_names_in_order_and_test_tool_gating() {
 }
 
 #[test]
-fn tool_entries_have_exactly_name_description_and_schema() {
-    let mut relay = Relay::start();
+fn tool_entries_have_name_description_schema_and_annotations() {
+    let mut relay = Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
     let tools = relay.request("tools/list", json!({}))["result"]["tools"].clone();
+    assert_eq!(tools.as_array().unwrap().len(), 12);
     for tool in tools.as_array().unwrap() {
-        let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["name", "description", "inputSchema"]);
+        let keys: Vec<&String> =
+            tool.as_object().unwrap().keys().filter(|k| *k != "_meta").collect();
+        assert_eq!(keys, ["name", "description", "inputSchema", "annotations"]);
         let schema = tool["inputSchema"].as_object().unwrap();
         assert_eq!(schema.keys().collect::<Vec<_>>(), ["type", "properties", "required"]);
         for (name, property) in schema["properties"].as_object().unwrap() {
             assert!(property["description"].is_string(), "{}.{name}", tool["name"]);
         }
     }
+}
+
+#[test]
+fn every_tool_has_all_four_hints_and_long_answers_declare_their_size() {
+    let mut relay = Setup::new().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
+    let tools = relay.request("tools/list", json!({}))["result"]["tools"].clone();
+    let mut long = Vec::new();
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        let annotations = tool["annotations"].as_object().unwrap();
+        for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
+            assert!(annotations[hint].is_boolean(), "{name}: {hint}");
+        }
+        // A read-only tool is never destructive.
+        if annotations["readOnlyHint"] == true {
+            assert_eq!(annotations["destructiveHint"], false, "{name}");
+        }
+        if let Some(meta) = tool.get("_meta") {
+            assert_eq!(meta, &json!({"anthropic/maxResultSizeChars": 500_000}), "{name}");
+            long.push(name.to_string());
+        }
+    }
+    assert_eq!(long, ["gemini-ask", "gemini-plan", "gemini-image", "gemini-brainstorm"]);
+    // A modern-era list carries the same entries.
+    let modern = relay.request("tools/list", modern_meta());
+    assert_eq!(modern["result"]["tools"], tools);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The MCP tasks extension through the real binary: a modern `tools/call` that declares the
-//! extension is answered with a task at once, then polled, cancelled, or left to finish; requests
-//! that do not declare it are served as before.
+//! extension and runs longer than a second is answered with a task, then polled, cancelled, or left
+//! to finish; a quicker one gets its ordinary result; requests that do not declare it are served as
+//! before.
 
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,14 @@ fn wait_done(relay: &mut Relay, task_id: &Value) -> Value {
     }
 }
 
+/// Whether a task's status text is `🧠 <tool>: running for <n>s`, with `n` in `secs`.
+fn running_for(task: &Value, tool: &str, secs: std::ops::RangeInclusive<u64>) -> bool {
+    let prefix = format!("🧠 {tool}: running for ");
+    let message = task["statusMessage"].as_str().unwrap_or_default();
+    let n = message.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix('s'));
+    n.and_then(|n| n.parse().ok()).is_some_and(|n| secs.contains(&n))
+}
+
 /// A relay on the gemini backend whose CLI hangs and leaves a grandchild holding its pipes.
 fn hanging_gemini(fakes: &Fakes) -> Relay {
     fakes
@@ -69,13 +78,12 @@ fn test_tools() -> Setup {
 #[test]
 fn a_declaring_call_becomes_a_task_that_completes_with_the_synchronous_result() {
     let mut relay = test_tools().spawn();
-    let start = Instant::now();
     let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
-    assert!(start.elapsed() < Duration::from_millis(1000), "answered in {:?}", start.elapsed());
     let task_id = created["taskId"].clone();
     assert!(task_id.as_str().is_some_and(|id| id.len() == 32), "{created}");
     assert_eq!(created["status"], "working");
-    assert_eq!(created["statusMessage"], "🧠 gemini-timeout-test: running for 0s");
+    // Answered after a second of running, with how long it has run.
+    assert!(running_for(&created, "gemini-timeout-test", 0..=1), "{created}");
     assert_eq!(created["pollIntervalMs"], 5000);
     assert!(created["createdAt"].as_str().unwrap().ends_with('Z'));
     assert!(created["ttlMs"].as_u64().unwrap() > 45 * 60 * 1000);
@@ -86,7 +94,7 @@ fn a_declaring_call_becomes_a_task_that_completes_with_the_synchronous_result() 
     let working = get(&mut relay, &task_id)["result"].clone();
     assert_eq!(working["resultType"], "complete");
     assert_eq!(working["status"], "working");
-    assert_eq!(working["statusMessage"], "🧠 gemini-timeout-test: running for 0s");
+    assert!(running_for(&working, "gemini-timeout-test", 1..=2), "{working}");
     let done = wait_done(&mut relay, &task_id);
     assert_eq!(done["status"], "completed");
     // The same call without the declaration answers synchronously, with progress.
@@ -116,6 +124,7 @@ fn a_failing_run_completes_with_the_same_error_result_as_a_synchronous_call() {
         .env("GEMINI_MCP_BACKEND", "gemini")
         .env("FAKE_EXIT", "3")
         .env("FAKE_STDERR", "boom")
+        .env("FAKE_SLEEP", "1.5")
         .spawn();
     let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
     let done = wait_done(&mut relay, &created["taskId"]);
@@ -191,7 +200,7 @@ fn unknown_tasks_and_undeclared_requests_are_errors() {
     let unknown = get(&mut relay, &json!("0123"));
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(unknown["error"]["message"], "Unknown task: 0123");
-    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 500}));
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
     for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
         let undeclared =
             relay.request(method, json!({"taskId": created["taskId"], "_meta": meta(false)}));
@@ -224,12 +233,7 @@ fn legacy_calls_cheap_tools_and_invalid_arguments_are_never_tasks() {
 #[test]
 fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
     let mut relay = test_tools().spawn();
-    let ids: Vec<Value> = (0..64)
-        .map(|_| {
-            start_task(&mut relay, "gemini-timeout-test", json!({"duration": 5000}))["taskId"]
-                .clone()
-        })
-        .collect();
+    let ids = start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 5000}), 64);
     let start = Instant::now();
     for id in &ids[..8] {
         assert_eq!(get(&mut relay, id)["result"]["status"], "working");
@@ -241,11 +245,18 @@ fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
 fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
     let fakes = Fakes::new();
     let mut relay = fakes.setup().env("FAKE_SLEEP", "2.5").spawn();
-    let first = start_task(&mut relay, "gemini-ask", json!({"prompt": "first"}));
-    let second = start_task(&mut relay, "gemini-ask", json!({"prompt": "second"}));
-    let third = start_task(&mut relay, "gemini-ask", json!({"prompt": "third"}));
-    // The answers already say where each call is.
-    assert!(first["statusMessage"].as_str().unwrap().starts_with("🧠 gemini-ask: running for "));
+    let requests: Vec<Value> = ["first", "second", "third"]
+        .iter()
+        .map(|prompt| {
+            let params = call_params("gemini-ask", json!({"prompt": prompt}), true);
+            relay.send_request("tools/call", params)
+        })
+        .collect();
+    let answers: Vec<Value> =
+        requests.iter().map(|id| relay.response(id)["result"].clone()).collect();
+    let [first, second, third] = [&answers[0], &answers[1], &answers[2]];
+    // The answers, a second later, already say where each call is.
+    assert!(running_for(first, "gemini-ask", 0..=1), "{first}");
     assert_eq!(second["statusMessage"], "⏳ Queued for agy: 0 call(s) ahead");
     assert_eq!(third["statusMessage"], "⏳ Queued for agy: 1 call(s) ahead");
     wait_for_runs(&fakes, 2);
@@ -264,13 +275,16 @@ fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
 #[test]
 fn queued_agy_tasks_complete_in_arrival_order() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("FAKE_SLEEP", "0.3").spawn();
-    let ids: Vec<Value> = (0..3)
+    let mut relay = fakes.setup().env("FAKE_SLEEP", "1.2").spawn();
+    let requests: Vec<Value> = (0..3)
         .map(|n| {
-            start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}))["taskId"]
-                .clone()
+            let args = json!({"prompt": format!("p{n}")});
+            relay.send_request("tools/call", call_params("gemini-ask", args, true))
         })
         .collect();
+    let ids: Vec<Value> =
+        requests.iter().map(|id| relay.response(id)["result"]["taskId"].clone()).collect();
+    assert!(ids.iter().all(Value::is_string), "{ids:?}");
     // While the first runs, the others wait in the agy queue and read `working`.
     assert_eq!(get(&mut relay, &ids[2])["result"]["status"], "working");
     let mut finished = Vec::new();
@@ -293,9 +307,7 @@ fn queued_agy_tasks_complete_in_arrival_order() {
 fn end_of_input_with_tasks_running_leaves_no_process_behind() {
     let fakes = Fakes::new();
     let mut relay = hanging_gemini(&fakes);
-    for n in 0..3 {
-        start_task(&mut relay, "gemini-ask", json!({"prompt": format!("p{n}")}));
-    }
+    start_tasks(&mut relay, "gemini-ask", json!({"prompt": "p"}), 3);
     wait_for_runs(&fakes, 3);
     relay.close_stdin();
     assert!(relay.wait_exit(Duration::from_secs(2)).is_some(), "no exit after end of input");
@@ -315,7 +327,7 @@ fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
     // 64 tasks hold every worker.
     let fillers: Vec<Value> = (0..64)
         .map(|_| {
-            let params = call_params("gemini-timeout-test", json!({"duration": 3000}), true);
+            let params = call_params("gemini-timeout-test", json!({"duration": 5000}), true);
             relay.send_request("tools/call", params)
         })
         .collect();
@@ -346,13 +358,18 @@ fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
 #[test]
 fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "0.3").spawn();
-    let ids: Vec<Value> = ["first", "second", "third"]
+    // Each run is longer than the wait, so each call becomes a task.
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "1.5").spawn();
+    let requests: Vec<Value> = ["first", "second", "third"]
         .iter()
         .map(|prompt| {
-            start_task(&mut relay, "gemini-ask", json!({"prompt": prompt}))["taskId"].clone()
+            let params = call_params("gemini-ask", json!({"prompt": prompt}), true);
+            relay.send_request("tools/call", params)
         })
         .collect();
+    let ids: Vec<Value> =
+        requests.iter().map(|id| relay.response(id)["result"]["taskId"].clone()).collect();
+    assert!(ids.iter().all(Value::is_string), "{ids:?}");
     let ack = relay.request("tasks/cancel", json!({"taskId": ids[1], "_meta": meta(true)}));
     assert_eq!(ack["result"]["resultType"], "complete");
     assert_eq!(wait_done(&mut relay, &ids[2])["status"], "completed");
@@ -361,4 +378,290 @@ fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
     let prompts: Vec<String> = fakes.prompt_runs().iter().map(|run| run.stdin_text()).collect();
     assert_eq!(prompts.len(), 2, "{prompts:?}");
     assert!(prompts.iter().all(|prompt| !prompt.contains("second")), "{prompts:?}");
+}
+
+/// `_meta` that declares the extension but names no modern protocol version: a legacy request.
+fn legacy_meta() -> Value {
+    let mut meta = meta(true);
+    meta.as_object_mut().unwrap().remove("io.modelcontextprotocol/protocolVersion");
+    meta
+}
+
+fn missing_capability(answer: &Value) -> bool {
+    answer["error"]["code"] == -32021
+        && answer["error"]["data"]
+            == json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+}
+
+#[test]
+fn legacy_task_requests_that_declare_the_extension_are_refused_and_touch_nothing() {
+    let mut relay = test_tools().spawn();
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 3000}));
+    let task_id = created["taskId"].clone();
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let answer = relay.request(method, json!({"taskId": task_id, "_meta": legacy_meta()}));
+        assert!(missing_capability(&answer), "{method}: {answer}");
+    }
+    assert_eq!(get(&mut relay, &task_id)["result"]["status"], "working", "the legacy cancel ran");
+}
+
+#[test]
+fn listening_for_task_ids_needs_the_declaration() {
+    let mut relay = test_tools().spawn();
+    let mut params = json!({"_meta": meta(false), "notifications": {"taskIds": ["0123"]}});
+    let refused = relay.request("subscriptions/listen", params.clone());
+    assert!(missing_capability(&refused), "{refused}");
+    params["_meta"] = meta(true);
+    let id = relay.send_request("subscriptions/listen", params);
+    let ack =
+        relay.recv_matching("ack", |v| v["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
+    // The same request in the legacy era is refused: the extension is a modern one.
+    let legacy = json!({"_meta": legacy_meta(), "notifications": {"taskIds": ["0123"]}});
+    let refused = relay.request("subscriptions/listen", legacy);
+    assert!(missing_capability(&refused), "{refused}");
+}
+
+/// Waits until the relay's stderr contains `text` (bounded).
+fn wait_stderr(relay: &Relay, text: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stderr = relay.stderr();
+        if stderr.contains(text) {
+            return stderr;
+        }
+        if Instant::now() > deadline {
+            relay.fail(&format!("stderr never said {text:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_stop_the_user_asked_for_is_no_error_and_tasks_are_logged_by_id() {
+    let fakes = Fakes::new();
+    let mut relay = hanging_gemini(&fakes);
+    // Warnings and errors are also sent as notifications/message from now on.
+    relay.request("logging/setLevel", json!({"level": "warning"}));
+    let created = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let task_id = created["taskId"].as_str().unwrap().to_string();
+    wait_for_runs(&fakes, 1);
+    relay.request("tasks/cancel", json!({"taskId": task_id, "_meta": meta(true)}));
+    let id = relay
+        .send_request("tools/call", json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}}));
+    wait_for_runs(&fakes, 2);
+    relay.notify("notifications/cancelled", json!({"requestId": id}));
+    // Each run is stopped on its worker, which logs it once the child is gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while relay.stderr().matches("gemini was cancelled").count() < 2 {
+        assert!(Instant::now() < deadline, "the stopped calls were never logged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let messages: Vec<Value> = relay
+        .drain(Duration::from_millis(200))
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert!(
+        messages.is_empty(),
+        "a stop the user asked for was reported as an error: {messages:?}"
+    );
+    let stderr = relay.stderr();
+    assert!(stderr.contains(&format!("Task {task_id} created for gemini-ask")), "{stderr}");
+    assert!(stderr.contains(&format!("Task {task_id} cancelled")), "{stderr}");
+}
+
+#[test]
+fn a_finished_task_is_logged_with_its_id() {
+    let mut relay = test_tools().spawn();
+    let created = start_task(&mut relay, "gemini-timeout-test", json!({"duration": 1500}));
+    let task_id = created["taskId"].as_str().unwrap().to_string();
+    wait_done(&mut relay, &created["taskId"]);
+    let stderr = wait_stderr(&relay, &format!("Task {task_id} completed"));
+    assert!(
+        stderr.contains(&format!("Task {task_id} created for gemini-timeout-test")),
+        "{stderr}"
+    );
+}
+
+/// Starts `n` calls as tasks at once and returns their task ids in order.
+fn start_tasks(relay: &mut Relay, name: &str, args: Value, n: usize) -> Vec<Value> {
+    let ids: Vec<Value> = (0..n)
+        .map(|_| relay.send_request("tools/call", call_params(name, args.clone(), true)))
+        .collect();
+    ids.iter()
+        .map(|id| {
+            let response = relay.response(id);
+            if response["result"]["resultType"] != "task" {
+                relay.fail(&format!("not a task: {response}"));
+            }
+            response["result"]["taskId"].clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_result_too_large_to_keep_fails_naming_the_limit_and_evicts_nothing() {
+    let fakes = Fakes::new();
+    // Finished tasks keep at most the output cap in results; 40,000 quotes are 80,000 bytes of JSON.
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("GEMINI_MCP_TEST_TOOLS", "1")
+        .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "65536")
+        .env("FAKE_GEMINI_RESPONSE", "\"".repeat(40_000))
+        .env("FAKE_SLEEP", "1.5")
+        .spawn();
+    let kept = start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 1500}), 15);
+    for id in &kept {
+        assert_eq!(wait_done(&mut relay, id)["status"], "completed");
+    }
+    let big = start_task(&mut relay, "gemini-ask", json!({"prompt": "hi"}));
+    let done = wait_done(&mut relay, &big["taskId"]);
+    assert_eq!(done["status"], "failed", "{}", done["error"]);
+    assert_eq!(done["error"]["code"], -32603);
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(message.contains("65536 bytes"), "{message}");
+    assert_eq!(get(&mut relay, &big["taskId"])["result"]["status"], "failed", "it stays readable");
+    for id in &kept {
+        assert_eq!(get(&mut relay, id)["result"]["status"], "completed", "{id} was evicted");
+    }
+    // The same call made synchronously returns its result.
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
+    assert!(!is_error && text.ends_with(&"\"".repeat(40_000)), "{}", text.len());
+}
+
+#[test]
+fn polling_a_large_result_with_stdout_unread_holds_it_once() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    const RESULT: usize = 8 << 20;
+    let fakes = Fakes::new();
+    let setup = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "gemini")
+        .env("FAKE_FLOOD_STDOUT", RESULT.to_string())
+        .env("FAKE_SLEEP", "1.5");
+    let mut child = crate::util::relay_command()
+        .env_clear()
+        .envs(setup.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut ask = |stdin: &mut std::process::ChildStdin, id: u64, method: &str, params: Value| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{request}").unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let created =
+        ask(&mut stdin, 1, "tools/call", call_params("gemini-ask", json!({"prompt": "x"}), true));
+    let task_id = created["result"]["taskId"].clone();
+    assert!(task_id.is_string(), "{created}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut n = 2;
+    loop {
+        let task = ask(&mut stdin, n, "tasks/get", json!({"taskId": task_id, "_meta": meta(true)}));
+        n += 1;
+        if task["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{task}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = crate::util::peak_rss_kb(child.id());
+    // 40 polls in one write, and nobody reads the answers.
+    let mut burst = String::new();
+    for id in 100..140 {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
+            "params": {"taskId": task_id, "_meta": meta(true)}});
+        burst.push_str(&format!("{request}\n"));
+    }
+    stdin.write_all(burst.as_bytes()).unwrap();
+    // The relay works until its stdout is full; then its memory stops growing.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = 0;
+    let mut steady = 0;
+    while steady < 5 && Instant::now() < deadline {
+        let now = crate::util::peak_rss_kb(child.id());
+        steady = if now == last { steady + 1 } else { 0 };
+        last = now;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let after = crate::util::peak_rss_kb(child.id());
+    eprintln!("peak RSS before the polls {before} KiB, after {after} KiB");
+    let grown = after.saturating_sub(before) as usize * 1024;
+    assert!(grown < RESULT + (6 << 20), "peak RSS grew by {grown} bytes: {before} -> {after} KiB");
+    // Every poll is answered in full once the client reads.
+    for _ in 100..140 {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.len() > RESULT, "{}", line.len());
+    }
+    drop(stdin);
+    let _ = child.wait();
+}
+
+#[test]
+fn a_quick_call_is_answered_with_its_ordinary_result() {
+    let fakes = Fakes::new();
+    let mut relay = fakes.setup().env("GEMINI_MCP_TEST_TOOLS", "1").spawn();
+    let start = Instant::now();
+    let help = relay.request("tools/call", call_params("gemini-help", json!({}), true));
+    assert!(start.elapsed() < Duration::from_millis(1000), "answered in {:?}", start.elapsed());
+    assert_eq!(help["result"]["resultType"], "complete", "{help}");
+    assert_eq!(help["result"]["isError"], false, "{help}");
+    assert!(help["result"]["content"][0]["text"].as_str().unwrap().contains("Usage"), "{help}");
+    let quick = relay
+        .request("tools/call", call_params("gemini-timeout-test", json!({"duration": 100}), true));
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    assert!(quick["result"]["content"].is_array(), "{quick}");
+    // The task it might have been is gone: nothing is kept for a call answered in full.
+    assert!(!relay.stderr().contains("Task "), "{}", relay.stderr());
+}
+
+#[test]
+fn a_slow_call_becomes_a_task_after_a_second_while_other_requests_are_served() {
+    let mut relay = test_tools().spawn();
+    let start = Instant::now();
+    let call = relay.send_request(
+        "tools/call",
+        call_params("gemini-timeout-test", json!({"duration": 3000}), true),
+    );
+    let ping = relay.request("ping", json!({}));
+    assert_eq!(ping["result"], json!({}));
+    assert!(
+        start.elapsed() < util::slack(Duration::from_millis(500)),
+        "ping waited {:?}",
+        start.elapsed()
+    );
+    let created = relay.response(&call);
+    let waited = start.elapsed();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert!(waited >= Duration::from_millis(1000), "answered after {waited:?}");
+    assert!(waited < util::slack(Duration::from_millis(2000)), "answered after {waited:?}");
+    // The task was registered before its answer: it is found at once.
+    assert_eq!(get(&mut relay, &created["result"]["taskId"])["result"]["status"], "working");
+}
+
+#[test]
+fn a_call_cancelled_during_the_wait_gets_no_answer_and_leaves_no_task() {
+    let fakes = Fakes::new();
+    let mut relay = hanging_gemini(&fakes);
+    let call =
+        relay.send_request("tools/call", call_params("gemini-ask", json!({"prompt": "hi"}), true));
+    wait_for_runs(&fakes, 1);
+    relay.notify("notifications/cancelled", json!({"requestId": call}));
+    let left = fakes.leftovers(relay.pid(), Duration::from_secs(2));
+    assert!(left.is_empty(), "left running: {left:?}");
+    let after = relay.drain(Duration::from_millis(1500));
+    assert!(after.iter().all(|m| m["id"] != call), "{after:?}");
+    assert!(!relay.stderr().contains("Task "), "{}", relay.stderr());
 }

@@ -677,3 +677,10 @@ pub const STAGED_STREAM: &str = concat!(
 /// The preview of `STAGED_STREAM` after its first event, and at its end.
 pub const STAGED_FIRST: &str = "Hello,";
 pub const STAGED_ALL: &str = "Hello, \n🔧 read_file\nworld día 😀!\nLoading tools...";
+
+/// The peak resident set size of process `pid` so far, in KiB.
+pub fn peak_rss_kb(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}

@@ -52,7 +52,9 @@ pub fn run(
     let message = failure.to_string();
     log_quota_error(&message, model);
     match quota::find(&message, "") {
-        Some(quota) if !failure.is_terminal() => Err(RunError::Quota(quota)),
+        Some(quota) if !failure.is_terminal() && !runner.is_aborted() => {
+            Err(RunError::Quota(quota))
+        }
         _ => Err(message.into()),
     }
 }

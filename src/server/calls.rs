@@ -5,18 +5,20 @@
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crossbeam_channel::Sender;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
 use crate::call::{Call, Ctx, Services};
 use crate::catalog::{self, Tool, ToolSpec};
-use crate::jsonrpc::{ErrorCode, Notification, RequestId, Response, RpcError};
+use crate::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, RpcError};
 use crate::mcp::{self, Era};
 use crate::pool::Work;
 use crate::progress::{self, Progress};
-use crate::server::{Flight, Origin, Server};
+use crate::server::{Flight, Origin, Server, TASK_WAIT};
 use crate::tasks;
 use crate::tools::Lane;
 use crate::{logging, redact, validate};
@@ -26,15 +28,17 @@ pub(super) struct Done {
     target: Target,
     /// The final progress notification, sent just before the response.
     finale: Option<Notification>,
-    result: Result<Value, RpcError>,
+    /// The result, serialized by the worker (a task keeps it so, and a poll writes those bytes).
+    result: Result<Arc<RawValue>, RpcError>,
 }
 
 /// Who waits for a call's outcome.
 enum Target {
     /// The request (its id, and the call's sequence number, which tells a reused id apart).
     Request { id: RequestId, seq: u64 },
-    /// The task it was answered with.
-    Task(String),
+    /// The task registered for it, or the request itself while it has not been answered with
+    /// the task.
+    Task { task: String, id: RequestId, seq: u64 },
 }
 
 /// A validated tool call: what runs, with what, on which lane and backend, and how its result is
@@ -101,13 +105,7 @@ impl Server {
             return self.answer(origin, id, finale, result);
         }
         let seq = self.next_seq();
-        let batch = match origin {
-            Origin::Batch(key) => {
-                self.batches.expect(key);
-                Some(key)
-            }
-            Origin::Direct => None,
-        };
+        let batch = self.expect_answer(origin);
         self.flights.insert(id.clone(), Flight::Call { seq, call: call.clone(), batch });
         let job = Job { tool, args, lane, backend, era, log_level };
         self.dispatch(job, call, Target::Request { id, seq }, seq);
@@ -123,28 +121,60 @@ impl Server {
         Some(progress)
     }
 
-    /// Answers a validated model call with a task at once and runs it like any call.
+    /// Registers a validated model call as a task and runs it like any call; it is answered with
+    /// its result if it finishes within `TASK_WAIT`, else with the task. The loop goes on
+    /// serving meanwhile.
     fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
         let progress = Progress::status(job.tool.name);
         let call = Arc::new(Call::new(job.tool.name, job.backend, Some(progress)));
         let seq = self.next_seq();
-        let (task_id, mut created) = match self.tasks.create(call.clone(), seq) {
-            Ok(created) => created,
+        // The task is registered before its answer can be written, so a `tasks/get` that follows
+        // the answer at once finds it.
+        let task = match self.tasks.create(call.clone(), seq) {
+            Ok(task) => task,
             Err(err) => {
                 let error = RpcError::internal(format!("Internal error: no task id: {err}"));
                 return self.reply(origin, Response::err(Some(id), error));
             }
         };
-        // The task is registered before its answer is written, so a `tasks/get` that follows at
-        // once finds it. The answer is taken after the call was handed on, so that a call waiting
-        // in the agy lane says so from the start.
-        let era = job.era;
-        self.dispatch(job, call, Target::Task(task_id.clone()), seq);
-        if let Ok(mut view) = self.tasks.get(&task_id) {
-            view["resultType"] = json!("task");
-            created = view;
+        let batch = self.expect_answer(origin);
+        let waiting = Flight::Waiting { seq, call: call.clone(), batch, task: task.clone() };
+        self.flights.insert(id.clone(), waiting);
+        self.waiting.push_back((Instant::now() + TASK_WAIT, id.clone(), seq));
+        self.dispatch(job, call, Target::Task { task, id, seq }, seq);
+    }
+
+    /// The calls whose wait is over are answered with their tasks.
+    pub(super) fn announce_tasks(&mut self) {
+        while let Some(&(at, ..)) = self.waiting.front() {
+            if at > Instant::now() {
+                return;
+            }
+            let Some((_, id, seq)) = self.waiting.pop_front() else { return };
+            let (batch, task, tool) = match self.flights.get(&id) {
+                Some(Flight::Waiting { seq: waiting, batch, task, call }) if *waiting == seq => {
+                    (*batch, task.clone(), call.tool)
+                }
+                // Answered with its result, or cancelled.
+                _ => continue,
+            };
+            self.flights.remove(&id);
+            let Some(created) = self.tasks.announce(&task) else { continue };
+            log::info!("Task {task} created for {tool}");
+            let result = serialized(&mcp::envelope(created, Era::Modern));
+            self.answer_request(id, batch, None, result);
         }
-        self.reply(origin, Response::ok(id, mcp::envelope(created, era)));
+    }
+
+    /// A call answered later waits in its batch, if it came in one.
+    fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
+        match origin {
+            Origin::Batch(key) => {
+                self.batches.expect(key);
+                Some(key)
+            }
+            Origin::Direct => None,
+        }
     }
 
     /// Hands a call to the pool, through the agy lane when it is a model call on agy.
@@ -172,10 +202,42 @@ impl Server {
         self.next_seq
     }
 
-    /// `tasks/get`, `tasks/cancel` and `tasks/update`, for requests that declare the
-    /// extension.
-    pub(super) fn task_request(&mut self, method: &str, params: &Value) -> Result<Value, RpcError> {
-        if !tasks::declared(params) {
+    /// `tasks/get`, `tasks/cancel` and `tasks/update`, for modern requests that declare the
+    /// extension (it is negotiated only in the modern era). A completed task's result is written
+    /// from its one serialized copy, however many polls wait for stdout.
+    pub(super) fn task_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        era: Era,
+        origin: Origin,
+    ) {
+        let (view, shared) = match self.task_answer(method, params, era) {
+            Ok(answer) => answer,
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
+        };
+        match (mcp::envelope(view, era), shared, origin) {
+            (Value::Object(result), Some(shared), Origin::Direct) => {
+                let result = Box::new(result);
+                self.send(Outgoing::Shared { id, result, key: "result", shared });
+            }
+            // A batch answer is assembled as a `Value`.
+            (mut view, Some(shared), _) => {
+                view["result"] = parsed(&shared);
+                self.reply(origin, Response::ok(id, view));
+            }
+            (view, None, _) => self.reply(origin, Response::ok(id, view)),
+        }
+    }
+
+    fn task_answer(
+        &mut self,
+        method: &str,
+        params: &Value,
+        era: Era,
+    ) -> Result<(Value, Option<Arc<RawValue>>), RpcError> {
+        if era != Era::Modern || !tasks::declared(params) {
             return Err(tasks::missing_capability());
         }
         let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
@@ -183,6 +245,7 @@ impl Server {
                 "Invalid params: {method} needs a string \"taskId\""
             )));
         };
+        let acknowledged = (json!({"resultType": "complete"}), None);
         match method {
             "tasks/get" => self.tasks.get(task_id),
             "tasks/cancel" => {
@@ -191,32 +254,60 @@ impl Server {
                 call.abort();
                 self.agy_lane.remove(seq);
                 self.tasks.cancel(task_id);
-                Ok(json!({"resultType": "complete"}))
+                log::info!("Task {task_id} cancelled");
+                Ok(acknowledged)
             }
             // The relay never asks for input, so there is nothing to update.
-            _ => self.tasks.find(task_id).map(|_| json!({"resultType": "complete"})),
+            _ => self.tasks.find(task_id).map(|_| acknowledged),
         }
     }
 
     /// A worker finished a call (or could not start it).
     pub(super) fn complete(&mut self, done: Done) {
-        let (id, seq) = match done.target {
-            Target::Task(task_id) => return self.tasks.finish(&task_id, done.result),
-            Target::Request { id, seq } => (id, seq),
+        let (id, seq, task) = match done.target {
+            Target::Request { id, seq } => (id, seq, None),
+            Target::Task { task, id, seq } => (id, seq, Some(task)),
         };
-        let batch = match self.flights.get(&id) {
-            Some(Flight::Call { seq: running, batch, .. }) if *running == seq => *batch,
+        let batch = match (self.flights.get(&id), &task) {
+            (Some(Flight::Call { seq: running, batch, .. }), None) if *running == seq => *batch,
+            // Finished within its wait: answered with its result, and the task is dropped.
+            (Some(Flight::Waiting { seq: waiting, batch, .. }), Some(task)) if *waiting == seq => {
+                let batch = *batch;
+                self.tasks.forget(task);
+                batch
+            }
+            (_, Some(task)) => {
+                let ending = if done.result.is_ok() { "completed" } else { "failed" };
+                if self.tasks.finish(task, done.result) {
+                    log::info!("Task {task} {ending}");
+                }
+                return;
+            }
             // Cancelled (or a stale completion): nothing more is sent for it.
-            _ => return,
+            (_, None) => return,
         };
         self.flights.remove(&id);
-        if let Some(finale) = done.finale {
+        self.answer_request(id, batch, done.finale, done.result);
+    }
+
+    /// Sends a call's answer (after its final progress), or adds it to its batch.
+    fn answer_request(
+        &mut self,
+        id: RequestId,
+        batch: Option<u64>,
+        finale: Option<Notification>,
+        result: Result<Arc<RawValue>, RpcError>,
+    ) {
+        if let Some(finale) = finale {
             self.send(finale);
         }
-        let response = Response { id: Some(id.clone()), result: done.result };
-        match batch {
-            None => self.send(response),
-            Some(key) => {
+        match (batch, result) {
+            (None, Ok(result)) => self.send(Outgoing::Cached { id, result }),
+            (None, Err(error)) => self.send(Response::err(Some(id), error)),
+            (Some(key), result) => {
+                // A batch answer is assembled as a `Value`; tool calls in batches are rare.
+                let result = result.map(|raw| parsed(&raw));
+                let response = Response { id: Some(id.clone()), result };
                 self.flights.insert(id, Flight::Answered { batch: key });
                 if let Some(complete) = self.batches.fulfil(key, Some(response)) {
                     self.send_batch(key, complete);
@@ -251,6 +342,7 @@ impl Work for CallWork {
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
+        let result = result.and_then(|result| serialized(&result));
         let _ = done.send(Done { target, finale, result });
     }
 
@@ -280,8 +372,13 @@ fn execute(
     let progress = ctx.call.progress();
     match outcome {
         Ok(outcome) => {
-            if let Err(message) = &outcome {
-                log::error!("Error in tool '{tool}': {message}");
+            match &outcome {
+                // A stop the client asked for (or shutdown) is no error.
+                Err(message) if ctx.call.is_aborted() => {
+                    log::info!("Tool '{tool}' stopped: {message}");
+                }
+                Err(message) => log::error!("Error in tool '{tool}': {message}"),
+                Ok(_) => (),
             }
             let finale = progress.and_then(|progress| progress.finish(outcome.is_ok()));
             (finale, Ok(tool_result(tool, outcome, era)))
@@ -292,6 +389,18 @@ fn execute(
             (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
         }
     }
+}
+
+/// A result serialized once, to be written (or kept by its task) as those bytes.
+fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
+    serde_json::value::to_raw_value(result)
+        .map(Arc::from)
+        .map_err(|err| RpcError::internal(format!("Internal error: {err}")))
+}
+
+/// A serialized result as a `Value` again (it was serialized from one, so it parses).
+pub(super) fn parsed(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with

@@ -28,7 +28,7 @@ use crate::pool::Pool;
 use crate::progress::Ticker;
 use crate::server::calls::Done;
 use crate::stdio::{Blocked, Inbound, Outbound, Transport};
-use crate::tasks::Tasks;
+use crate::tasks::{self, Tasks};
 use crate::{logging, prompts};
 
 /// At most this many tool calls run at once; more wait for a worker in arrival order.
@@ -37,6 +37,9 @@ const MAX_WORKERS: usize = 64;
 const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long shutdown may take in all, stdout blocked or not.
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
+/// How long a call that may become a task is given to finish before it is answered with its task:
+/// a quick call is never a task.
+const TASK_WAIT: Duration = Duration::from_secs(1);
 
 /// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
 pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::Result<()> {
@@ -44,6 +47,8 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     let specs = catalog::tool_specs(config.test_tools);
     let pool = Arc::new(Pool::new(MAX_WORKERS));
     let task_ttl = config.timeout + TASK_GRACE;
+    // Finished tasks keep at most as many bytes of results as one CLI may print.
+    let task_bytes = config.max_output_bytes;
     let (done_tx, done) = unbounded();
     let mut server = Server {
         services: Arc::new(Services::new(config)),
@@ -56,11 +61,12 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         done,
         signals,
         flights: HashMap::new(),
-        tasks: Tasks::new(task_ttl),
+        tasks: Tasks::new(task_ttl, task_bytes),
         batches: Batches::default(),
         next_seq: 0,
         lists: HashMap::new(),
         backlog: VecDeque::new(),
+        waiting: VecDeque::new(),
         held: None,
         writer_gone: false,
     };
@@ -70,6 +76,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         match server.next_event() {
             Event::Client(inbound) => server.handle_inbound(inbound),
             Event::Done(done) => server.complete(done),
+            Event::Timer => server.announce_tasks(),
             Event::Stop => break,
         }
     }
@@ -81,6 +88,8 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
 enum Event {
     Client(Inbound),
     Done(Done),
+    /// The wait of the oldest call that may become a task is over.
+    Timer,
     /// End of input, a signal, or stdout gone.
     Stop,
 }
@@ -89,6 +98,9 @@ enum Event {
 enum Flight {
     /// A tool call running or waiting for a worker or for agy.
     Call { seq: u64, call: Arc<Call>, batch: Option<u64> },
+    /// A call registered as a task and not answered yet: it gets its result if it finishes within
+    /// `TASK_WAIT`, else its task.
+    Waiting { seq: u64, call: Arc<Call>, batch: Option<u64>, task: String },
     /// A `subscriptions/listen` held open until cancelled or shutdown.
     Subscription,
     /// Answered, but its batch has not been sent yet.
@@ -127,6 +139,9 @@ struct Server {
     lists: HashMap<(List, Era), Arc<RawValue>>,
     /// Messages waiting for the writer (stdout is not being read fast enough).
     backlog: VecDeque<Outgoing>,
+    /// When each `Flight::Waiting` call is to be answered with its task (by id and sequence
+    /// number), oldest first.
+    waiting: VecDeque<(Instant, RequestId, u64)>,
     /// One input message taken while the backlog waited (to see end of input); handled next.
     held: Option<Inbound>,
     /// The writer thread ended (stdout closed or failing).
@@ -153,7 +168,13 @@ impl Server {
             let input = self.held.is_none().then(|| select.recv(&self.transport.inbox));
             let output =
                 (!self.backlog.is_empty()).then(|| select.send(self.transport.out.channel()));
-            let operation = select.select();
+            let operation = match self.waiting.front() {
+                Some(&(at, ..)) => match select.select_deadline(at) {
+                    Ok(operation) => operation,
+                    Err(_) => return Event::Timer,
+                },
+                None => select.select(),
+            };
             let index = operation.index();
             if index == done {
                 // The server holds a sender, so this never disconnects.
@@ -263,6 +284,13 @@ impl Server {
                 Ok(mcp::list_envelope(json!({"resourceTemplates": []}), era))
             }
             "logging/setLevel" => set_log_level(&params).map(|r| mcp::envelope(r, era)),
+            // Task status notifications are part of the tasks extension.
+            "subscriptions/listen"
+                if params.pointer("/notifications/taskIds").is_some()
+                    && !(era == Era::Modern && tasks::declared(&params)) =>
+            {
+                Err(tasks::missing_capability())
+            }
             "subscriptions/listen" => {
                 let ack = mcp::subscription_ack(&id.to_value(), &params);
                 self.send(Notification::new("notifications/subscriptions/acknowledged", ack));
@@ -271,7 +299,7 @@ impl Server {
             }
             "tools/call" => return self.start_call(id, params, era, origin),
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
-                self.task_request(&method, &params).map(|r| mcp::envelope(r, era))
+                return self.task_request(id, &method, &params, era, origin);
             }
             _ => Err(RpcError::method_not_found()),
         };
@@ -290,6 +318,17 @@ impl Server {
                 call.abort();
                 // A call still waiting in the agy lane leaves it and never runs.
                 self.agy_lane.remove(seq);
+                if let Some(key) = batch {
+                    if let Some(complete) = self.batches.fulfil(key, None) {
+                        self.send_batch(key, complete);
+                    }
+                }
+            }
+            Some(Flight::Waiting { seq, call, batch, task }) => {
+                call.abort();
+                self.agy_lane.remove(seq);
+                // Never announced, so nobody can ask for it.
+                self.tasks.forget(&task);
                 if let Some(key) = batch {
                     if let Some(complete) = self.batches.fulfil(key, None) {
                         self.send_batch(key, complete);
@@ -378,7 +417,7 @@ impl Server {
         }
         for (id, flight) in self.flights.drain() {
             match flight {
-                Flight::Call { call, .. } => call.abort(),
+                Flight::Call { call, .. } | Flight::Waiting { call, .. } => call.abort(),
                 Flight::Subscription => subscriptions.push(id),
                 Flight::Answered { .. } => (),
             }

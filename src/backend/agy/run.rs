@@ -51,7 +51,8 @@ impl Agy {
             Err(failure @ (Failure::NotFound { .. } | Failure::Overflow { .. })) => {
                 return Err(failure.to_string().into());
             }
-            Err(failure) if failure.is_terminal() => {
+            // A stopped call starts no recovery step, whatever its run reported.
+            Err(failure) if failure.is_terminal() || runner.is_aborted() => {
                 return Err(failure.to_string().into());
             }
             Err(failure) => {
