@@ -63,7 +63,7 @@ check-release: release
 		{ echo "check-release: $(BIN) --version does not name $(VERSION) and $(RELEASE_TARGET)" >&2; exit 1; }
 	@size=$$(wc -c < $(BIN)); if [ "$$size" -gt $(BUDGET) ]; then \
 		echo "check-release: $(BIN) is $$size bytes, over the budget of $(BUDGET) bytes" \
-			"(opt-level \"z\" in Cargo.toml builds about 7% smaller)" >&2; exit 1; fi; \
+			"(see README, Building and releasing, for how the profile was chosen)" >&2; exit 1; fi; \
 		echo "check-release: $(BIN) is static, $$size bytes (budget $(BUDGET))"
 
 # dist/gemini-relay-<version>-<target>.tar.gz for both targets, and dist/SHA256SUMS. Reproducible:
