@@ -26,18 +26,21 @@ QEMU_AARCH64 ?= qemu-aarch64-static
 # linking applies to the targets only: build scripts stay host binaries, because every build passes
 # --target.
 CARGO_HOME_DIR := $(or $(CARGO_HOME),$(HOME)/.cargo)
-RELEASE_RUSTFLAGS := -C relocation-model=static -C link-arg=--icf=all \
-	--remap-path-prefix=$(CURDIR)=gemini-relay --remap-path-prefix=$(CARGO_HOME_DIR)=cargo
+REMAP_RUSTFLAGS := --remap-path-prefix=$(CURDIR)=gemini-relay --remap-path-prefix=$(CARGO_HOME_DIR)=cargo
+RELEASE_RUSTFLAGS := -C relocation-model=static -C link-arg=--icf=all $(REMAP_RUSTFLAGS)
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
+# macOS binaries are position-independent (the system requires it); only the paths are remapped.
+export CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS := $(REMAP_RUSTFLAGS)
+export CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS := $(REMAP_RUSTFLAGS)
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.
 RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
 .PHONY: all release check-release dist install test test-musl test-aarch64 fuzz lint self-contained fmt-check \
-	clippy unit run demo \
+	clippy clippy-macos unit run demo \
 	bench bench-quick interop clean
 
 all: release
@@ -48,6 +51,19 @@ build-%:
 	@if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx '$*'; then \
 		echo "rustup target add $*"; rustup target add '$*'; fi
 	$(RELEASE_CARGO) build --release --locked --target $*
+
+# The macOS binaries are linked here without Apple's SDK: cargo-zigbuild drives zig's linker, which
+# carries the stubs of the system libraries (`pip install ziglang cargo-zigbuild`). They run on
+# macOS 11 and later. rustc warns that it cannot find the SDK; zig does not need it.
+MACOS_TARGETS := aarch64-apple-darwin x86_64-apple-darwin
+MACOSX_DEPLOYMENT_TARGET ?= 11.0
+build-%-apple-darwin:
+	@if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx '$*-apple-darwin'; then \
+		echo "rustup target add $*-apple-darwin"; rustup target add '$*-apple-darwin'; fi
+	@command -v cargo-zigbuild >/dev/null 2>&1 || { echo "build-$*-apple-darwin: cargo-zigbuild is" \
+		"missing (pip install ziglang cargo-zigbuild)" >&2; exit 1; }
+	MACOSX_DEPLOYMENT_TARGET=$(MACOSX_DEPLOYMENT_TARGET) $(RELEASE_CARGO) zigbuild --release --locked \
+		--target $*-apple-darwin
 
 release: build-$(RELEASE_TARGET)
 	mkdir -p target/release
@@ -66,17 +82,21 @@ check-release: release
 			"(see README, Building and releasing, for how the profile was chosen)" >&2; exit 1; fi; \
 		echo "check-release: $(BIN) is static, $$size bytes (budget $(BUDGET))"
 
-# dist/gemini-relay-<version>-<target>.tar.gz for both targets, and dist/SHA256SUMS. Reproducible:
-# remapped paths (above), fixed file modes, tar entries sorted and owned by 0:0 with the commit's time
-# (SOURCE_DATE_EPOCH), and gzip without a name or timestamp.
-DIST_TARGETS := x86_64-unknown-linux-musl $(AARCH64)
+# dist/gemini-relay-<version>-<target>.tar.gz for the Linux and macOS targets, and dist/SHA256SUMS.
+# Reproducible: remapped paths (above), fixed file modes, tar entries sorted and owned by 0:0 with the
+# commit's time (SOURCE_DATE_EPOCH), and gzip without a name or timestamp.
+DIST_TARGETS := x86_64-unknown-linux-musl $(AARCH64) $(MACOS_TARGETS)
 DIST_FILES := $(foreach t,$(DIST_TARGETS),gemini-relay-$(VERSION)-$(t).tar.gz)
 
 dist: $(foreach t,$(DIST_TARGETS),dist-$(t))
 	cd dist && sha256sum $(DIST_FILES) > SHA256SUMS
 	@cat dist/SHA256SUMS
 
+# Each binary names its target in `--version`; the macOS ones cannot run here, so the text is looked
+# for in the file.
 dist-%: build-%
+	@LC_ALL=C grep -qaF ' ($*' target/$*/release/gemini-relay || \
+		{ echo "dist: target/$*/release/gemini-relay does not name $* for --version" >&2; exit 1; }
 	@stage=dist/.stage-$*/gemini-relay-$(VERSION)-$*; rm -rf dist/.stage-$* && mkdir -p $$stage && \
 	install -m 0755 target/$*/release/gemini-relay $$stage/gemini-relay && \
 	install -m 0644 README.md LICENSE $$stage/ && chmod 0755 $$stage && \
@@ -150,6 +170,15 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+# The lint of the macOS builds, tests included: clippy only type-checks, so no linker or SDK is needed.
+clippy-macos:
+	@for t in $(MACOS_TARGETS); do \
+		if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx "$$t"; then \
+			echo "rustup target add $$t"; rustup target add "$$t" || exit 1; fi; \
+		echo "$(CARGO) clippy --locked --target $$t --all-targets -- -D warnings"; \
+		$(CARGO) clippy --locked --target "$$t" --all-targets -- -D warnings || exit 1; \
+	done
 
 unit:
 	sh fixtures/selftest.sh

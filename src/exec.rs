@@ -692,6 +692,8 @@ fn collect(rx: Option<Receiver<Vec<u8>>>) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    use crate::testutil::is_running;
+
     fn limits() -> Limits {
         Limits { timeout: Duration::from_secs(10), max_output: 1024 }
     }
@@ -702,13 +704,6 @@ mod tests {
 
     fn script(text: &str) -> Vec<String> {
         vec!["-c".to_string(), text.to_string()]
-    }
-
-    /// Whether `pid` exists and is not a zombie (an orphan may wait a while to be reaped).
-    fn is_running(pid: i32) -> bool {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
-        !matches!(state, Some(Some('Z' | 'X')))
     }
 
     #[test]

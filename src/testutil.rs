@@ -1,5 +1,6 @@
 //! Test-only helpers shared by the unit tests: a temporary directory removed on drop, setting a
-//! file's mtime, making a FIFO, and a tiny xorshift generator for property-style tests.
+//! file's mtime, making a FIFO, whether a process still runs, the calling thread's CPU time, and a
+//! tiny xorshift generator for property-style tests.
 
 use std::ffi::CString;
 use std::fs::{self, File};
@@ -7,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// A fresh, canonicalized directory under `std::env::temp_dir()`, removed on drop.
 pub struct TempDir(PathBuf);
@@ -28,6 +29,48 @@ pub fn mkfifo(path: &Path) {
     #[allow(unsafe_code)]
     let made = unsafe { libc::mkfifo(path.as_ptr(), 0o600) };
     assert_eq!(made, 0, "mkfifo: {}", std::io::Error::last_os_error());
+}
+
+/// Whether `pid` exists and is not a zombie (an orphan may wait a while to be reaped). Works
+/// without `/proc`: `kill(pid, 0)` says whether the process exists, and its state comes from
+/// `/proc` on Linux and from `ps` elsewhere; a `ps` that cannot run fails the test.
+pub fn is_running(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists; it touches no memory.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::kill(pid, 0) };
+    if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+        return false;
+    }
+    !matches!(process_state(pid), None | Some('Z' | 'X'))
+}
+
+/// The one-letter state of `pid` (`R`, `S`, `Z`…), `None` when it is gone.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn process_state(pid: i32) -> Option<char> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next())
+}
+
+/// The one-letter state of `pid` (`R`, `S`, `Z`…), `None` when it is gone.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn process_state(pid: i32) -> Option<char> {
+    #[allow(clippy::disallowed_methods)]
+    let out = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .output()
+        .expect("ps runs");
+    String::from_utf8_lossy(&out.stdout).trim().chars().next()
+}
+
+/// The CPU time the calling thread has used (unlike wall time, not inflated when other processes
+/// keep the machine busy).
+pub fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(rc, 0, "clock_gettime: {}", std::io::Error::last_os_error());
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 impl TempDir {
@@ -123,6 +166,39 @@ mod tests {
         assert_eq!(fs::metadata(&file).unwrap().modified().unwrap(), then);
         drop(dir);
         assert!(!root.exists());
+    }
+
+    #[test]
+    fn a_process_runs_until_it_is_reaped_or_a_zombie() {
+        #[allow(clippy::disallowed_methods)]
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id() as i32;
+        assert!(is_running(pid));
+        child.kill().unwrap();
+        // Killed but not yet reaped: a zombie, which does not count as running.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while is_running(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!is_running(pid), "a killed child is a zombie until reaped");
+        child.wait().unwrap();
+        assert!(!is_running(pid));
+        assert!(is_running(std::process::id() as i32));
+    }
+
+    #[test]
+    fn thread_cpu_time_counts_work_not_sleep() {
+        let before = thread_cpu_time();
+        std::thread::sleep(Duration::from_millis(50));
+        let slept = thread_cpu_time() - before;
+        let mut x = 1u64;
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+        }
+        let worked = thread_cpu_time() - before - slept;
+        assert!(slept < Duration::from_millis(40), "sleeping used {slept:?} of CPU");
+        assert!(worked > Duration::from_millis(1), "50 ms of work used {worked:?} of CPU");
     }
 
     #[test]

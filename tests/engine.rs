@@ -1,6 +1,6 @@
 //! The execution engine against the fake CLIs: argv and stdin, failures and their texts, timeouts,
 //! cancellation, shutdown, output caps, concurrency and the agy queue. Every scenario that kills a
-//! child checks `/proc` afterwards: no process of the fake's group may survive.
+//! child checks afterwards that no process of the fake's group survives.
 
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,46 @@ fn each_child_runs_in_its_own_process_group() {
     let run = &fakes.prompt_runs()[0];
     assert_eq!(run.pid(), run.pgid(), "the fake leads its own group");
     assert_ne!(run.pgid(), relay.pid() as i64);
+}
+
+/// The harness's leftover check sees a fake that still runs, and its grandchild, through the
+/// marker (where `/proc` exists) and through `ps` on the logged pids and group (everywhere).
+#[test]
+fn the_leftover_check_sees_a_running_fake_and_its_grandchild() {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+
+    let fakes = Fakes::new();
+    let (key, value) = fakes.marker.split_once('=').unwrap();
+    let mut child = std::process::Command::new(fakes.bin.join("gemini"))
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("FAKE_LOG", &fakes.log)
+        .env("FAKE_SLEEP", "30")
+        .env("FAKE_GRANDCHILD", "detached")
+        .env(key, value)
+        .process_group(0)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hi").unwrap();
+    wait_for_runs(&fakes, 1);
+    let run = &fakes.prompt_runs()[0];
+    let grandchild = run.record["grandchild"].as_u64().unwrap() as u32;
+    let left = fakes.leftovers(0, Duration::ZERO);
+    assert!(left.contains(&child.id()) && left.contains(&grandchild), "{left:?}");
+    let (pids, groups) = ([grandchild].into(), [run.pgid() as u32].into());
+    let seen = crate::util::live_processes_of(&pids, &groups);
+    assert!(seen.contains(&child.id()) && seen.contains(&grandchild), "{seen:?}");
+    // SAFETY: kill(2) takes integers only; a negative pid names the fake's process group. The
+    // detached grandchild leads a session of its own, so it is killed by pid.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(-(run.pgid() as i32), libc::SIGKILL);
+        libc::kill(grandchild as i32, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+    let left = fakes.leftovers(0, Duration::from_secs(2));
+    assert!(left.is_empty(), "still running after the kill: {left:?}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -514,11 +514,17 @@ fn truncate(line: &str) -> String {
     format!("{}… ({} bytes)", &line[..end], line.len())
 }
 
-/// Processes whose environment carries `marker` (every child of a test run gets one).
+/// Processes whose environment carries `marker` (every child of a test run gets one), found
+/// through `/proc`; a Linux whose `/proc` cannot be read fails the test. Without `/proc` (macOS)
+/// this finds nothing, and `Fakes::leftovers` relies on what the fakes logged.
 pub fn marked_processes(marker: &str) -> Vec<u32> {
     let needle = marker.as_bytes();
     let mut pids = Vec::new();
-    let Ok(entries) = fs::read_dir("/proc") else { return pids };
+    let entries = match fs::read_dir("/proc") {
+        Ok(entries) => entries,
+        Err(err) if cfg!(target_os = "linux") => panic!("cannot read /proc: {err}"),
+        Err(_) => return pids,
+    };
     for entry in entries.flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         let Ok(environ) = fs::read(entry.path().join("environ")) else { continue };
@@ -528,6 +534,32 @@ pub fn marked_processes(marker: &str) -> Vec<u32> {
         }
     }
     pids
+}
+
+/// Live processes (not zombies) that are one of `pids` or belong to one of the process groups
+/// `pgids`, from one `ps` listing; works on every POSIX system, `/proc` or not. A `ps` that cannot
+/// run or list fails the test.
+pub fn live_processes_of(pids: &HashSet<u32>, pgids: &HashSet<u32>) -> Vec<u32> {
+    let out = Command::new("ps").args(["-A", "-o", "pid=,pgid=,stat="]).output().expect("ps runs");
+    assert!(out.status.success(), "ps -A failed: {}", String::from_utf8_lossy(&out.stderr));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let mut live = Vec::new();
+    let mut rows = 0;
+    for line in listing.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(pid), Some(pgid), Some(stat)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (Ok(pid), Ok(pgid)) = (pid.parse::<u32>(), pgid.parse::<u32>()) else { continue };
+        rows += 1;
+        if !stat.starts_with('Z') && (pids.contains(&pid) || pgids.contains(&pgid)) {
+            live.push(pid);
+        }
+    }
+    // At least this test process and `ps` itself are listed.
+    assert!(rows >= 2, "ps -A listed no processes:\n{listing}");
+    live
 }
 
 /// Waits until no process carries `marker`, up to `timeout`; returns the survivors.
@@ -601,14 +633,23 @@ impl Fakes {
         text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
     }
 
-    /// Processes of this test's fakes still alive (the relay itself excluded).
+    /// Processes of this test's fakes still alive (the relay itself excluded): those that carry
+    /// the marker (through `/proc`), and, on every system, each fake that logged its start, its
+    /// process group and its logged grandchild (through `ps`).
     pub fn leftovers(&self, relay_pid: u32, within: Duration) -> Vec<u32> {
         let deadline = Instant::now() + within;
         loop {
-            let left: Vec<u32> = marked_processes(&self.marker)
-                .into_iter()
-                .filter(|pid| *pid != relay_pid)
-                .collect();
+            let (mut pids, mut pgids) = (HashSet::new(), HashSet::new());
+            for run in self.runs() {
+                let id = |key: &str| run.record[key].as_u64().map(|id| id as u32);
+                pids.extend([id("pid"), id("grandchild")].into_iter().flatten());
+                pgids.extend(id("pgid").filter(|pgid| *pgid > 1));
+            }
+            let mut left = marked_processes(&self.marker);
+            left.extend(live_processes_of(&pids, &pgids));
+            left.retain(|pid| *pid != relay_pid);
+            left.sort_unstable();
+            left.dedup();
             if left.is_empty() || Instant::now() >= deadline {
                 return left;
             }
@@ -678,9 +719,16 @@ pub const STAGED_STREAM: &str = concat!(
 pub const STAGED_FIRST: &str = "Hello,";
 pub const STAGED_ALL: &str = "Hello, \n🔧 read_file\nworld día 😀!\nLoading tools...";
 
-/// The peak resident set size of process `pid` so far, in KiB.
+/// The peak resident set size of process `pid` so far, in KiB (`VmHWM` in `/proc` on Linux).
+/// Without `/proc` (macOS) it is the current resident set from `ps`, so a caller that polls it sees
+/// the largest of its samples rather than the true peak; a `ps` that cannot run fails the test.
 pub fn peak_rss_kb(pid: u32) -> u64 {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    if cfg!(target_os = "linux") {
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        return line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    }
+    let out = Command::new("ps").args(["-o", "rss=", "-p", &pid.to_string()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim().parse().unwrap_or_else(|_| panic!("ps -o rss= -p {pid} printed {text:?}"))
 }

@@ -294,6 +294,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::testutil::thread_cpu_time;
 
     fn block(file: &str, line: u32, old: &str, new: &str) -> String {
         format!("**FILE: {file}:{line}**\n```\nOLD:\n{old}\nNEW:\n{new}\n```\n\n")
@@ -793,23 +794,12 @@ mod tests {
         raw
     }
 
-    /// The CPU time the calling thread has run so far, where the system tells it
-    /// (`/proc/thread-self/schedstat` on Linux): unlike the wall clock, it leaves out the time a
-    /// busy machine keeps the thread waiting for a core.
-    fn thread_cpu_time() -> Option<Duration> {
-        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-        let nanos = stat.split_whitespace().next()?.parse().ok()?;
-        Some(Duration::from_nanos(nanos))
-    }
-
-    /// How long `work` takes: thread CPU time where available, else wall-clock time.
+    /// How long `work` takes in the calling thread's CPU time: unlike the wall clock, it leaves out
+    /// the time a busy machine keeps the thread waiting for a core.
     pub(super) fn measure(work: impl FnOnce()) -> Duration {
-        let (wall, cpu) = (Instant::now(), thread_cpu_time());
+        let before = thread_cpu_time();
         work();
-        match (cpu, thread_cpu_time()) {
-            (Some(before), Some(after)) => after.saturating_sub(before),
-            _ => wall.elapsed(),
-        }
+        thread_cpu_time().saturating_sub(before)
     }
 
     /// The fastest of three runs of a fresh changeMode reply (parse, validate, chunk, cache,

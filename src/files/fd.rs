@@ -370,7 +370,7 @@ fn openat2_beneath(
 }
 
 /// Tests set this to exercise the component walk on kernels that have `openat2`.
-#[cfg(test)]
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
 static FORCE_COMPONENT_WALK: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
@@ -452,7 +452,6 @@ mod tests {
     use super::*;
 
     use std::io::{Read, Write};
-    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
     use crate::testutil::{TempDir, mkfifo};
@@ -468,6 +467,7 @@ mod tests {
         check();
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
+            use std::sync::atomic::Ordering;
             FORCE_COMPONENT_WALK.store(true, Ordering::Relaxed);
             check();
             FORCE_COMPONENT_WALK.store(false, Ordering::Relaxed);

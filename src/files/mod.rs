@@ -497,7 +497,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::time::{Duration, Instant};
 
-    use crate::testutil::{TempDir, XorShift, mkfifo};
+    use crate::testutil::{TempDir, XorShift, mkfifo, thread_cpu_time};
 
     /// A stop flag that is never set.
     static GO: AtomicBool = AtomicBool::new(false);
@@ -1208,17 +1208,6 @@ mod tests {
             "{calls} calls ({inlined} inlined inside files, {refused} refused) during {swaps} swaps"
         );
         assert!(swaps > 100 && inlined > 10, "the race was exercised");
-    }
-
-    /// The CPU time this thread has used (unlike wall time, not inflated when other processes
-    /// keep the machine busy).
-    fn thread_cpu_time() -> Duration {
-        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
-        #[allow(unsafe_code)]
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-        assert_eq!(rc, 0);
-        Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
     }
 
     /// The least CPU time of three runs of `small` and of `large`, run in turns.
