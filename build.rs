@@ -1,7 +1,7 @@
 //! Build script: records the target triple and, in a git checkout, the commit, for `--version`.
 
 // Cargo reads a build script's instructions from its stdout, and git is run to learn the commit;
-// the product's rules against printing and against spawning outside exec.rs do not apply here.
+// the product's rules against printing and against spawning outside exec/ do not apply here.
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
 use std::env;

@@ -1,18 +1,14 @@
 //! The command line: `--version`, `--help`, `doctor`, `config <host>`, and serving MCP on stdio
-//! (logging and signal set-up, exit codes).
+//! (logging and the shutdown watch, exit codes).
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::process::ExitCode;
-use std::thread;
-
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use crate::call::{Call, Ctx, Services};
 use crate::config::{self, Config};
 use crate::hosts::{self, Host};
-use crate::{logging, server, stdio, tools};
+use crate::{logging, server, shutdown, stdio, tools};
 
 /// Runs the command line (without the program name, whose path is never looked at); returns the
 /// exit code.
@@ -67,18 +63,9 @@ fn serve() -> u8 {
     }
 }
 
-/// Starts the signal watcher and the stdio transport, then serves until the end.
+/// Starts the shutdown watch and the stdio transport, then serves until the end.
 fn start(config: Config) -> io::Result<()> {
-    // SIGTERM, SIGINT and SIGHUP end the server loop. SIGCHLD is never registered here:
-    // wait-timeout owns it.
-    let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])
-        .map_err(|err| io::Error::new(err.kind(), format!("could not watch signals: {err}")))?;
-    let (signal_tx, signal_rx) = crossbeam_channel::bounded(1);
-    thread::Builder::new().name("signals".into()).spawn(move || {
-        for _ in signals.forever() {
-            let _ = signal_tx.try_send(());
-        }
-    })?;
+    let signal_rx = shutdown::watch()?;
     let transport = stdio::start(config.max_message_bytes)?;
     server::run(config, transport, signal_rx)
 }

@@ -28,6 +28,7 @@ mod progress;
 mod prompts;
 mod redact;
 mod server;
+mod shutdown;
 mod stdio;
 mod tasks;
 #[cfg(test)]

@@ -1,14 +1,14 @@
-//! The one door for child processes: spawning without a shell in a process group of its own, feeding
+//! The one door for child processes: spawning without a shell in a process tree of its own, feeding
 //! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
-//! deadline, cancellation, group kill (also of whatever the child left behind when it exits),
+//! deadline, cancellation, killing the tree (also whatever the child left behind when it exits),
 //! reaping, and the error texts callers see. A `Runner` is what a backend gets: the registry of
-//! running children, its call's abort flag, its stdout sink and its limits.
+//! running children, its call's abort flag, its stdout sink and its limits. How a tree is made and
+//! killed differs per system (`unix.rs`: a process group); the rest is written once here.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -20,10 +20,15 @@ use wait_timeout::ChildExt;
 
 use crate::{js, preview, redact};
 
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as sys;
+
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
-/// How long reader threads get to finish once the child's group is gone. A reader still blocked
-/// after that (a pipe held open by a process that left the group with `setsid`) is abandoned.
+/// How long reader threads get to finish once the child's tree is gone. A reader still blocked
+/// after that (a pipe held open by a process that left the tree, as with `setsid`) is abandoned.
 const READER_GRACE: Duration = Duration::from_millis(150);
 /// How long shutdown waits for children being spawned, so it can kill them too.
 const SPAWN_WAIT: Duration = Duration::from_millis(500);
@@ -199,16 +204,16 @@ enum Kind {
 }
 
 struct RunEntry {
-    pgid: i32,
+    tree: Arc<sys::Tree>,
     cancellable: bool,
     cancelled: Arc<AtomicBool>,
 }
 
-/// Deregisters a run and kills its group on every way out (an early return, a panic).
+/// Deregisters a run and kills its tree on every way out (an early return, a panic).
 struct Guard<'a> {
     runs: &'a Runs,
     key: u64,
-    pgid: i32,
+    tree: Arc<sys::Tree>,
 }
 
 impl Failure {
@@ -251,7 +256,7 @@ impl fmt::Display for Failure {
 }
 
 impl Runs {
-    /// Marks every cancellable running child as cancelled; their runs kill their groups within a
+    /// Marks every cancellable running child as cancelled; their runs kill their trees within a
     /// poll slice. Returns how many were signalled.
     pub fn cancel_all(&self) -> usize {
         let map = self.lock();
@@ -265,19 +270,19 @@ impl Runs {
     }
 
     /// Shutdown: closes the registry (a run about to spawn gives up; one spawning now is waited
-    /// for, at most `SPAWN_WAIT`) and SIGKILLs the process group of every child, cancellable or not.
+    /// for, at most `SPAWN_WAIT`) and kills the tree of every child, cancellable or not.
     pub fn kill_all(&self) {
         self.gate.close(SPAWN_WAIT);
         for entry in self.lock().values() {
             entry.cancelled.store(true, Ordering::SeqCst);
-            kill_group(entry.pgid);
+            entry.tree.kill();
         }
     }
 
-    fn register(&self, pgid: i32, cancellable: bool) -> (u64, Arc<AtomicBool>) {
+    fn register(&self, tree: Arc<sys::Tree>, cancellable: bool) -> (u64, Arc<AtomicBool>) {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let cancelled = Arc::new(AtomicBool::new(false));
-        let entry = RunEntry { pgid, cancellable, cancelled: cancelled.clone() };
+        let entry = RunEntry { tree, cancellable, cancelled: cancelled.clone() };
         self.lock().insert(key, entry);
         (key, cancelled)
     }
@@ -325,8 +330,8 @@ impl Drop for Pass<'_> {
 
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
-        // Nothing outlives its run: whatever is left in the group dies with it.
-        kill_group(self.pgid);
+        // Nothing outlives its run: whatever is left in the tree dies with it.
+        self.tree.kill();
         self.runs.lock().remove(&self.key);
     }
 }
@@ -399,7 +404,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs a child to its exit, the deadline, cancellation or the output cap, and kills whatever
-    /// it left in its process group.
+    /// it left in its process tree.
     fn run(
         &self,
         command: Command<'_>,
@@ -429,7 +434,7 @@ impl<'a> Runner<'a> {
                     redact::argv_shape(command.args)
                 );
             }
-            let child = match cmd.spawn() {
+            let mut child = match cmd.spawn() {
                 Ok(child) => child,
                 Err(err) => {
                     log::error!("Process error: {err}");
@@ -439,9 +444,17 @@ impl<'a> Runner<'a> {
                     return Err(Failure::Spawn { error: err.to_string() });
                 }
             };
-            let pgid = child.id() as i32;
-            let (key, cancelled) = self.runs.register(pgid, kind == Kind::Call);
-            (child, Guard { runs: self.runs, key, pgid }, cancelled)
+            let tree = match sys::Tree::of(&child) {
+                Ok(tree) => Arc::new(tree),
+                Err(err) => {
+                    log::error!("Process error: {err}");
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(Failure::Spawn { error: err.to_string() });
+                }
+            };
+            let (key, cancelled) = self.runs.register(tree.clone(), kind == Kind::Call);
+            (child, Guard { runs: self.runs, key, tree }, cancelled)
         };
 
         if let (Some(data), Some(stdin)) = (command.stdin, child.stdin.take()) {
@@ -459,19 +472,18 @@ impl<'a> Runner<'a> {
         let status = match status {
             Some(status) => status,
             None => {
-                kill_group(guard.pgid);
+                guard.tree.kill();
                 match child.wait() {
                     Ok(status) => status,
                     Err(err) => {
                         log::error!("Process error: {err}");
-                        ExitStatus::from_raw(libc::SIGKILL)
+                        sys::killed_status()
                     }
                 }
             }
         };
-        // The leader is reaped; the group number stays reserved while any member lives, so
-        // killing it now reaches exactly what the child left behind.
-        kill_group(guard.pgid);
+        // The leader is reaped; killing its tree now reaches exactly what the child left behind.
+        guard.tree.kill();
         let (stdout, stderr) = (collect(stdout), collect(stderr));
         drop(guard);
         // A child that overflowed and then exited before the next poll was still cut short.
@@ -488,16 +500,13 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// Builds a command for `program`: no shell, its own process group, stdin closed, stdout and stderr
+/// Builds a command for `program`: no shell, its own process tree, stdin closed, stdout and stderr
 /// piped. This is the only place in the crate that creates a `std::process::Command`.
 #[allow(clippy::disallowed_methods)]
 fn command(program: &OsStr, args: &[String]) -> std::process::Command {
     let mut cmd = std::process::Command::new(program);
-    cmd.args(args)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    sys::own_tree(&mut cmd);
     cmd
 }
 
@@ -558,18 +567,6 @@ pub fn not_found_message(name: &str) -> String {
     lines.join("\n")
 }
 
-/// SIGKILL to a whole process group. `ESRCH` (already gone) is fine.
-fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) takes two integers and touches no memory of ours; a negative pid names
-        // the process group, which std has no API for.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-}
-
 fn wait(
     child: &mut Child,
     deadline: Instant,
@@ -603,10 +600,10 @@ fn wait(
 }
 
 /// How a run whose child exited ended. A kill (by `gemini-cancel`, the call's abort or shutdown)
-/// can land while the wait sleeps, so a child that died of a signal after a flag was raised was
-/// stopped, whatever the wait saw first: the flags are read again after the exit.
+/// can land while the wait sleeps, so a child that was killed after a flag was raised was stopped,
+/// whatever the wait saw first: the flags are read again after the exit.
 fn exit_ending(status: ExitStatus, cancelled: &AtomicBool, aborted: &AtomicBool) -> Ending {
-    if status.signal().is_none() {
+    if !sys::was_killed(status) {
         Ending::Exited
     } else if aborted.load(Ordering::SeqCst) {
         Ending::StoppedByCaller
@@ -682,13 +679,14 @@ fn drain<R: Read + Send + 'static>(
     }
 }
 
-/// What a pipe reader read. Its group is already killed, so the pipe closes at once unless a
-/// process that escaped the group holds it; such a reader is abandoned after a grace, never joined.
+/// What a pipe reader read. Its tree is already killed, so the pipe closes at once unless a
+/// process that escaped the tree holds it; such a reader is abandoned after a grace, never joined.
 fn collect(rx: Option<Receiver<Vec<u8>>>) -> Vec<u8> {
     rx.and_then(|rx| rx.recv_timeout(READER_GRACE).ok()).unwrap_or_default()
 }
 
-#[cfg(test)]
+// Children are POSIX shell scripts here.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
