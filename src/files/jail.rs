@@ -1,0 +1,159 @@
+//! The project-root jail: whether an `@` reference names a path inside the project, lexically
+//! (`..`, `~`, absolute paths) and after resolving symlinks, with the refusal text a client sees.
+//! Both backends run it before anything is read; the gemini backend reads references with the
+//! Gemini CLI's own grammar (`cligrammar`).
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::files::{CANCELLED, cligrammar, scan};
+
+/// The gemini backend's jail check: reads the prompt's `@` references with the Gemini CLI's own
+/// grammar (quoted pieces, backslash escapes, its terminators), so that the path checked is the path
+/// the CLI will read, and checks every path the CLI may read for each, lexically and after
+/// resolving symlinks, against the project root `root`.
+///
+/// `Err` carries the refusal text, naming the reference as the user wrote it.
+pub fn check_gemini_references(prompt: &str, root: &Path) -> Result<(), String> {
+    let project = Project::new(root);
+    let mut checked_references = HashSet::new();
+    let mut checked_paths = HashSet::new();
+    for reference in cligrammar::references(prompt) {
+        if !checked_references.insert(reference.written) {
+            continue;
+        }
+        for path in cligrammar::candidate_paths(&reference) {
+            if checked_paths.contains(&path) {
+                continue;
+            }
+            if let Err(refusal) = project.check_path(&path) {
+                return Err(project.refusal(refusal, reference.written));
+            }
+            checked_paths.insert(path);
+        }
+    }
+    Ok(())
+}
+
+/// The jail check alone, exactly as inlining runs it first; the fuzz targets compare the two.
+pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), String> {
+    Project::new(root).assert_safe(prompt, &AtomicBool::new(false))
+}
+
+/// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
+/// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
+/// (never going above `/`), and the result has no trailing slash. `base` must be absolute.
+pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
+    let mut segments: Vec<&[u8]> = Vec::new();
+    let start: &[u8] =
+        if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_bytes() };
+    for segment in start.split(|&it| it == b'/').chain(reference.split(|&it| it == b'/')) {
+        match segment {
+            b"" | b"." => (),
+            b".." => {
+                segments.pop();
+            }
+            _ => segments.push(segment),
+        }
+    }
+    let mut resolved = Vec::with_capacity(base.as_os_str().len() + reference.len() + 1);
+    for segment in &segments {
+        resolved.push(b'/');
+        resolved.extend_from_slice(segment);
+    }
+    if resolved.is_empty() {
+        resolved.push(b'/');
+    }
+    PathBuf::from(OsString::from_vec(resolved))
+}
+
+/// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
+pub(super) struct Project {
+    pub(super) root: PathBuf,
+    pub(super) real_root: PathBuf,
+}
+
+/// Which of the two refusal texts applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The path is outside the root, or starts with `~`.
+    Outside,
+    /// The path exists and its canonical form is outside the canonical root.
+    ResolvingOutside,
+}
+
+impl Project {
+    pub(super) fn new(root: &Path) -> Project {
+        let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_bytes());
+        let real_root = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        Project { root, real_root }
+    }
+
+    /// The jail check over every jail-check token, each distinct one checked once: the first
+    /// reference outside the root gives the refusal text.
+    pub(super) fn assert_safe(&self, prompt: &str, stop: &AtomicBool) -> Result<(), String> {
+        let mut checked = HashSet::new();
+        for token in scan::jail_tokens(prompt) {
+            if !checked.insert(token.reference) {
+                continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(CANCELLED.to_string());
+            }
+            if let Err(refusal) = self.check_path(token.reference) {
+                return Err(self.refusal(refusal, token.reference));
+            }
+        }
+        Ok(())
+    }
+
+    /// One path: refused when it starts with `~` or resolves lexically outside the root, or when
+    /// it exists and its canonical form is outside the canonical root.
+    fn check_path(&self, path: &str) -> Result<(), Refusal> {
+        let resolved = resolve_lexically(&self.root, path.as_bytes());
+        if path.starts_with('~') || !is_within(&resolved, &self.root) {
+            return Err(Refusal::Outside);
+        }
+        match fs::canonicalize(&resolved) {
+            Ok(canonical) if !is_within(&canonical, &self.real_root) => {
+                Err(Refusal::ResolvingOutside)
+            }
+            // A path that does not exist (or cannot be resolved) names nothing to leak.
+            Ok(_) | Err(_) => Ok(()),
+        }
+    }
+
+    fn refusal(&self, refusal: Refusal, written: &str) -> String {
+        let what = match refusal {
+            Refusal::Outside => "outside",
+            Refusal::ResolvingOutside => "resolving outside",
+        };
+        format!(
+            "Refusing @file reference {what} the project directory: \"@{written}\". Only files within {} may be referenced.",
+            self.root.display()
+        )
+    }
+
+    /// The lexically resolved `reference` relative to the root (empty for the root itself), or
+    /// `None` when it is outside.
+    pub(super) fn relative(&self, reference: &str) -> Option<Vec<u8>> {
+        let resolved = resolve_lexically(&self.root, reference.as_bytes());
+        if !is_within(&resolved, &self.root) {
+            return None;
+        }
+        let resolved = resolved.as_os_str().as_bytes();
+        Some(resolved.get(self.root.as_os_str().len() + 1..).unwrap_or_default().to_vec())
+    }
+}
+
+/// Whether `path` is `base` itself or below it, by string prefix `base` + `/` (as the original).
+fn is_within(path: &Path, base: &Path) -> bool {
+    let path = path.as_os_str().as_bytes();
+    let base = base.as_os_str().as_bytes();
+    path == base || (path.starts_with(base) && path.get(base.len()) == Some(&b'/'))
+}
