@@ -3,7 +3,8 @@
 //! deadline, cancellation, killing the tree (also whatever the child left behind when it exits),
 //! reaping, and the error texts callers see. A `Runner` is what a backend gets: the registry of
 //! running children, its call's abort flag, its stdout sink and its limits. How a tree is made and
-//! killed differs per system (`unix.rs`: a process group); the rest is written once here.
+//! killed differs per system (`unix.rs`: a process group; `windows.rs`: a Job Object); the rest is
+//! written once here.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -24,6 +25,10 @@ use crate::{js, preview, redact};
 mod unix;
 #[cfg(unix)]
 use unix as sys;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as sys;
 
 /// How often a waiting run looks at its cancellation flags and output cap.
 const POLL_SLICE: Duration = Duration::from_millis(25);
