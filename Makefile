@@ -31,9 +31,13 @@ RELEASE_RUSTFLAGS := -C relocation-model=static -C link-arg=--icf=all $(REMAP_RU
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := $(RELEASE_RUSTFLAGS)
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
-# macOS binaries are position-independent (the system requires it); only the paths are remapped.
-export CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS := $(REMAP_RUSTFLAGS)
-export CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS := $(REMAP_RUSTFLAGS)
+# macOS binaries are position-independent (the system requires it). The linker names a binary by a
+# hash of its output (LC_UUID), taken before the binary is stripped; `-S` keeps the debug stabs,
+# which name rustc's temporary object files, out of the link, so that every build of one commit
+# gets the same UUID and the same bytes.
+DARWIN_RUSTFLAGS := $(REMAP_RUSTFLAGS) -C link-arg=-Wl,-S
+export CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS := $(DARWIN_RUSTFLAGS)
+export CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS := $(DARWIN_RUSTFLAGS)
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.
