@@ -1,10 +1,10 @@
 //! The agy lane: one process-wide line of agy model calls that runs the whole tool run of each, one
 //! at a time, in arrival order. agy keeps one conversation store and one image directory per user
 //! (each run rewrites its `last_conversations.json`), so a call's run, its transcript recovery and
-//! its image scan all happen before the next call starts. Waiting calls hold no worker thread: the lane keeps them as work and hands the head call
-//! to the worker pool when its turn comes, and starts the next one when that work has returned (or
-//! was rejected because no worker could be started). Each waiting call's progress shows how many
-//! calls wait ahead of it.
+//! its image scan all happen before the next call starts. Waiting calls hold no worker thread: the
+//! lane keeps them as work and hands the head call to the worker pool when its turn comes, and
+//! starts the next one when that work has returned (or was rejected because no worker could be
+//! started). Each waiting call's progress shows how many calls wait ahead of it.
 
 use std::collections::VecDeque;
 use std::io;

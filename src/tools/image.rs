@@ -26,7 +26,7 @@ use crate::js;
 use crate::tools::str_arg;
 
 /// The aspect ratio used when the caller gives none.
-pub const DEFAULT_ASPECT_RATIO: &str = "1:1";
+pub const DEFAULT_RATIO: &str = "1:1";
 
 /// The failure text for a prompt that is blank after trimming.
 pub const BLANK_PROMPT_ERROR: &str =
@@ -321,7 +321,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
     let start = SystemTime::now();
-    let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_ASPECT_RATIO);
+    let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_RATIO);
     let size = str_arg(args, "size");
     ctx.report(&progress_message(aspect_ratio));
     let options =
