@@ -678,3 +678,20 @@ fn gemini_quota_is_answered_by_the_fallback() {
     assert_eq!(fakes.prompt_runs().len(), 2);
     assert!(logged(&relay, "[GMCPT] Gemini Quota Error: {"));
 }
+
+#[test]
+fn an_answer_that_quotes_a_quota_text_is_no_quota_failure() {
+    // A CLI that fails after printing part of an answer about quotas, with nothing on stderr: the
+    // answer is the failure's text, not a reason to retry on the fallback model.
+    let answer = "Your job logs RESOURCE_EXHAUSTED: Individual quota reached. Resets in 1h.";
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_STDOUT", answer).env("FAKE_EXIT", "1").spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+    assert!(is_error, "{text}");
+    assert_eq!(
+        text,
+        format!("Error executing gemini-ask: Command failed with exit code 1: {answer}")
+    );
+    assert!(!relay.stderr().contains("quota is exhausted"), "{}", relay.stderr());
+    assert_eq!(fakes.prompt_runs().len(), 1, "no fallback run");
+}

@@ -51,7 +51,12 @@ pub fn run(
     };
     let message = failure.to_string();
     log_quota_error(&message, model);
-    match quota::find(&message, "") {
+    // Only stderr tells a quota failure: the answer on stdout may quote the markers.
+    let stderr = match &failure {
+        Failure::Exit { stderr, .. } | Failure::StderrOnly { stderr } => stderr.as_str(),
+        _ => "",
+    };
+    match quota::find(stderr, "") {
         Some(quota) if !failure.is_terminal() && !runner.is_aborted() => {
             Err(RunError::Quota(quota))
         }

@@ -12,9 +12,8 @@ pub mod quota;
 #[cfg(any(windows, test))]
 pub(crate) mod winresolve;
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::backend::agy::Agy;
 use crate::backend::agy::args::normalize_model;
@@ -247,13 +246,14 @@ pub fn run_with_backend(
     let prepared = prepare::prepare(prompt, change_mode, backend, runner)?;
     let root = prepared.root;
     let prompt = Arc::new(prepared.prompt);
-    let run = |options: &RunOptions| match backend {
+    let run = |runner: &Runner<'_>, options: &RunOptions| match backend {
         Backend::Agy => backends.agy.run(runner, &prompt, &root, options),
         Backend::Gemini => {
             gemini::run(runner, &prompt, options).map(|text| (text, Vec::new(), None))
         }
     };
-    let quota = match run(&options) {
+    let started = Instant::now();
+    let quota = match run(runner, &options) {
         Ok((text, more, conversation_id)) => {
             notices.extend(more);
             return Ok(Reply { text, notices, backend, conversation_id });
@@ -272,13 +272,16 @@ pub fn run_with_backend(
     let Some(fallback) = backends.fallback_for(options.model.as_deref()) else {
         return Err(exhausted);
     };
-    if runner.abort_flag().load(Ordering::SeqCst) {
+    // The retry gets what is left of the call's deadline, so the call as a whole still ends by
+    // it (a host waits for the deadline plus its margin, not for twice the deadline).
+    let left = runner.timeout().saturating_sub(started.elapsed());
+    if runner.is_aborted() || left.is_zero() {
         return Err(exhausted);
     }
     let fallback_shown = shown_model(backend, &fallback);
     log::warn!("{name}: retrying once with the fallback model {fallback_shown}.");
     let retry = RunOptions { model: Some(fallback), ..options };
-    match run(&retry) {
+    match run(&runner.within(left), &retry) {
         Ok((text, more, conversation_id)) => {
             let clause = quota::exhausted_clause(&model, &quota, now);
             notices.insert(0, format!("{clause}; this answer is from {fallback_shown}."));

@@ -25,6 +25,9 @@ pub struct Quota {
     pub reset: Option<Duration>,
 }
 
+/// The longest reset the texts name: a year (a longer one is read as none).
+const MAX_RESET_SECS: u64 = 366 * 24 * 3600;
+
 /// The quota failure `text` reports, if it is one; the reset is looked for in `text`, then in
 /// `more` (agy prints it on a line of its own).
 pub fn find(text: &str, more: &str) -> Option<Quota> {
@@ -54,7 +57,8 @@ pub fn exhausted_clause(model: &str, quota: &Quota, now: SystemTime) -> String {
 fn reset_part(quota: &Quota, now: SystemTime) -> String {
     let Some(reset) = quota.reset else { return String::new() };
     let minutes = reset.as_millis().div_ceil(60_000);
-    let at = js::iso_string(now + reset);
+    let Some(at) = now.checked_add(reset) else { return String::new() };
+    let at = js::iso_string(at);
     // `toISOString` ends `.mmmZ`; a reset time to the millisecond would claim a precision no CLI gives.
     let at = format!("{}Z", &at[..at.len().min(19)]);
     format!(" (resets in {}h{}m, at {at})", minutes / 60, minutes % 60)
@@ -100,7 +104,9 @@ fn parse_duration(text: &str) -> Option<Duration> {
         rest = &unit[len..];
         any = true;
     }
-    any.then(|| Duration::from_secs_f64(seconds))
+    // A reset no clock can reach (say `Resets in 99999999999999999999h`) is no reset at all.
+    let reset = Duration::try_from_secs_f64(seconds).ok().filter(|d| d.as_secs() <= MAX_RESET_SECS);
+    any.then_some(reset).flatten()
 }
 
 #[cfg(test)]
@@ -159,6 +165,21 @@ mod tests {
         assert_eq!(parse_duration("3h 5m"), Some(Duration::from_secs(3 * 3600)));
         assert_eq!(parse_duration("soon"), None);
         assert_eq!(parse_duration("12"), None);
+    }
+
+    #[test]
+    fn a_reset_no_clock_can_reach_is_no_reset_and_never_panics() {
+        for huge in ["99999999999999999999h", "3000000000000000h", "367d"] {
+            assert_eq!(parse_duration(huge), None, "{huge}");
+            let text = format!("Individual quota reached. Resets in {huge}.");
+            let quota = find(&text, "").unwrap();
+            let shown = exhausted_text("the default model", &quota, now());
+            assert_eq!(
+                shown,
+                "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait."
+            );
+        }
+        assert_eq!(parse_duration("366d"), Some(Duration::from_secs(366 * 86_400)));
     }
 
     #[test]

@@ -65,7 +65,8 @@ impl Agy {
                     return Err(verdict_error(line.to_string(), &stderr));
                 }
                 let message = failure.to_string();
-                if let Some(quota) = quota::find(&message, &stderr) {
+                // Only stderr tells a quota failure: the answer itself may quote the markers.
+                if let Some(quota) = quota::find(&stderr, &stderr) {
                     return Err(RunError::Quota(quota));
                 }
                 if let Failure::StderrOnly { .. } = failure {
@@ -223,7 +224,8 @@ fn exit_verdict(failure: &Failure, via_stdin: bool) -> Option<String> {
 
 /// agy's own verdict as the call's failure: a quota failure when it is one, else its text verbatim.
 fn verdict_error(verdict: String, stderr: &str) -> RunError {
-    match quota::find(&verdict, stderr) {
+    // The quota text may stand on a line of its own beside agy's error line.
+    match quota::find(&verdict, stderr).or_else(|| quota::find(stderr, stderr)) {
         Some(quota) => RunError::Quota(quota),
         None => RunError::Failed(verdict),
     }
