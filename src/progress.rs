@@ -88,6 +88,12 @@ impl Progress {
         };
     }
 
+    /// The call's run starts now (a worker took it): its running time counts from here, not from
+    /// its wait for a worker or for agy.
+    pub fn started(&self) {
+        *lock(&self.phase) = Phase::Running(Instant::now());
+    }
+
     /// The `🔍 Starting <tool>` notification the call begins with (client progress only).
     pub fn start_message(&self) -> Option<Notification> {
         self.notification(0.0, None, starting_text(self.tool))
@@ -174,6 +180,8 @@ impl Progress {
     /// Ends the call without another message (cancelled by the client, or shutdown); a task's
     /// status text then says it was stopped.
     pub fn silence(&self) {
+        // Taken so that a keepalive being queued now is queued before this returns, and none after.
+        let _ticks = lock(&self.ticks);
         if self.open.swap(false, Ordering::SeqCst) {
             if let Sink::Status(status) = &self.sink {
                 *lock(status) = Some(format!("❌ {} cancelled", self.tool));
@@ -204,10 +212,13 @@ impl Progress {
     }
 
     /// Sends a keepalive to the client (waiting while stdout is behind).
+    /// Queues a keepalive if the writer has room; while stdout is not being read it is dropped
+    /// (the next one carries a higher value), so the ticker never waits on one call's output
+    /// while holding that call's lock.
     fn report(&self, progress: f64, total: Option<f64>, message: String) {
         if let Sink::Client { out, .. } = &self.sink {
             if let Some(notification) = self.notification(progress, total, message) {
-                out.send(notification);
+                let _ = out.try_send(notification.into());
             }
         }
     }
@@ -382,6 +393,20 @@ mod tests {
         assert_eq!(token_of(&json!({"_meta": {"progressToken": null}})), None);
         assert_eq!(token_of(&json!({"_meta": {"progressToken": [1]}})), None);
         assert_eq!(token_of(&json!({})), None);
+    }
+
+    #[test]
+    fn a_keepalive_never_waits_for_a_full_writer_and_none_follows_a_cancel() {
+        let (out, written) = Out::memory();
+        let filler = Progress::client(json!("f"), "gemini-ask", out.clone());
+        while out.try_send(filler.start_message().unwrap().into()).is_ok() {}
+        let progress = Progress::client(json!("t"), "gemini-ask", out);
+        // The writer is full: the keepalive is dropped at once instead of blocking the ticker.
+        assert!(progress.tick());
+        progress.silence();
+        while written.try_recv().is_ok() {}
+        assert!(!progress.tick(), "nothing after the cancel");
+        assert!(written.try_recv().is_err());
     }
 
     #[test]

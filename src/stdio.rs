@@ -63,12 +63,6 @@ impl Out {
         (Out { tx }, rx)
     }
 
-    /// Queues one message, waiting while the writer is behind. After the writer is gone (stdout
-    /// closed) the message is dropped.
-    pub fn send(&self, message: impl Into<Outgoing>) {
-        let _ = self.tx.send(Outbound::Message(message.into()));
-    }
-
     /// Queues one message if there is room now.
     pub fn try_send(&self, message: Outgoing) -> Result<(), Blocked> {
         match self.tx.try_send(Outbound::Message(message)) {

@@ -204,7 +204,13 @@ impl Tasks {
 
 /// Shows a task's status text as of now; its update time moves when the text changed.
 fn refresh(task: &mut Task) {
-    let text = status_text(&task.call);
+    // A task that ended says how it ended, whatever its run last reported (a result too large to
+    // keep fails after its run succeeded; a cancel may come after the run finished).
+    let text = match &task.state {
+        State::Working | State::Completed(_) => status_text(&task.call),
+        State::Failed(_) => format!("❌ {} failed", task.call.tool),
+        State::Cancelled => format!("❌ {} cancelled", task.call.tool),
+    };
     if text != task.shown {
         task.shown = text;
         task.updated = SystemTime::now();
@@ -355,14 +361,17 @@ mod tests {
         for id in &kept {
             tasks.finish(id, Ok(raw(&json!({"text": "small"}))));
         }
-        // 36 MiB of quotes are 72 MiB of JSON.
-        let big = tasks.create(call(), 15).unwrap();
+        // 36 MiB of quotes are 72 MiB of JSON. The run itself succeeded, as its progress says.
+        let big_call = call();
+        let big = tasks.create(big_call.clone(), 15).unwrap();
+        big_call.progress().unwrap().finish(true);
         assert!(tasks.finish(&big, Ok(raw(&json!({"text": "\"".repeat(36 << 20)})))));
         let (view, result) = tasks.get(&big).unwrap();
         assert_eq!(view["status"], "failed");
         assert!(result.is_none());
         let message = view["error"]["message"].as_str().unwrap();
         assert!(message.contains("bytes of JSON, more than the 67108864 bytes"), "{message}");
+        assert_eq!(view["statusMessage"], "❌ gemini-ask failed", "the message follows the status");
         for id in &kept {
             assert_eq!(status(&mut tasks, id), "completed");
         }

@@ -549,6 +549,29 @@ fn the_preview_of_a_stream_json_run_is_its_decoded_answer() {
 }
 
 #[test]
+fn a_deeply_nested_event_line_does_not_bring_the_relay_down() {
+    // The decoder parses each event line on the stdout reader's thread; a tool step whose
+    // arguments nest as deep as serde_json allows must not overflow that thread's stack.
+    let deep = format!("{}{}", "[".repeat(127), "]".repeat(127));
+    let line = format!(
+        "{{\"event\":\"step_update\",\"step_update\":{{\"tool_call\":{{\"name\":\"edit\",\"args\":{deep}}}}}}}"
+    );
+    let script = format!(
+        "{line}\n{{\"event\":\"step_update\",\"step_update\":{{\"text_delta\":\"done\"}}}}"
+    );
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_STREAM_SCRIPT", script).spawn();
+    let id = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}, "_meta": {"progressToken": "d"}}),
+    );
+    assert_eq!(relay.response(&id)["result"]["isError"], false);
+    let progress = relay.take_progress(&json!("d"));
+    assert!(!progress.is_empty());
+    assert_eq!(relay.request("ping", json!({}))["result"], json!({}), "the relay still serves");
+}
+
+#[test]
 fn a_plan_reports_its_planning_message_when_its_run_starts() {
     let fakes = Fakes::new();
     let mut relay =
@@ -561,8 +584,13 @@ fn a_plan_reports_its_planning_message_when_its_run_starts() {
         "tools/call",
         json!({"name": "gemini-plan", "arguments": {"task": "t"}, "_meta": {"progressToken": "p"}}),
     );
-    std::thread::sleep(Duration::from_millis(700));
-    let queued = relay.take_progress(&json!("p"));
+    // Three keepalives while the plan waits behind the first call's 1.5 s run.
+    let mut queued = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while queued.len() < 3 && Instant::now() < deadline {
+        queued.extend(relay.take_progress(&json!("p")));
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(fakes.prompt_runs().len(), 1, "the plan still waits for agy");
     assert!(queued.len() >= 3, "{queued:?}");
     let planning = "Gemini is formulating deep architectural plan";

@@ -40,8 +40,11 @@ const SPAWN_WAIT: Duration = Duration::from_millis(500);
 /// The largest stdin written without a thread: the smallest default pipe buffer of the supported
 /// systems (macOS starts at 16 KiB; Linux has 64 KiB).
 const SMALL_STDIN: usize = 16 * 1024;
-/// Stack of the pipe reader and stdin writer threads: they only copy bytes.
+/// Stack of the pipe reader and stdin writer threads that only copy bytes.
 const IO_THREAD_STACK: usize = 64 * 1024;
+/// Stack of a pipe reader that feeds the preview: the stream-json decoder parses each event line,
+/// and serde_json recurses once per level of nesting (up to 128). Only reserved, not used, memory.
+const DECODING_THREAD_STACK: usize = 1024 * 1024;
 
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
 /// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it, so every argv
@@ -358,6 +361,18 @@ impl<'a> Runner<'a> {
         Runner { runs: self.runs, abort: self.abort, on_stdout, limits: self.limits }
     }
 
+    /// The same runner with a shorter deadline for each run: what is left of the call's own, for
+    /// a run that follows another within one call.
+    pub fn within(&self, timeout: Duration) -> Runner<'a> {
+        let limits = Limits { timeout: timeout.min(self.limits.timeout), ..self.limits };
+        Runner { runs: self.runs, abort: self.abort, on_stdout: self.on_stdout.clone(), limits }
+    }
+
+    /// The deadline of each run.
+    pub fn timeout(&self) -> Duration {
+        self.limits.timeout
+    }
+
     /// Set when the call was cancelled by the client or the server is shutting down; long work
     /// between runs checks it.
     pub fn abort_flag(&self) -> &AtomicBool {
@@ -652,6 +667,7 @@ fn drain<R: Read + Send + 'static>(
 ) -> Option<Receiver<Vec<u8>>> {
     let mut pipe = pipe?;
     let (tx, rx) = bounded(1);
+    let has_sink = on_chunk.is_some();
     let body = move || {
         let mut acc = Vec::new();
         let mut buf = [0u8; 8 * 1024];
@@ -673,8 +689,8 @@ fn drain<R: Read + Send + 'static>(
         }
         let _ = tx.send(acc);
     };
-    let spawned =
-        thread::Builder::new().name("child-pipe".into()).stack_size(IO_THREAD_STACK).spawn(body);
+    let stack = if has_sink { DECODING_THREAD_STACK } else { IO_THREAD_STACK };
+    let spawned = thread::Builder::new().name("child-pipe".into()).stack_size(stack).spawn(body);
     match spawned {
         Ok(_) => Some(rx),
         Err(err) => {

@@ -339,6 +339,9 @@ impl Work for CallWork {
         if call.is_aborted() {
             return;
         }
+        if let Some(progress) = call.progress() {
+            progress.started();
+        }
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());

@@ -161,6 +161,11 @@ impl Server {
                     return Event::Client(inbound);
                 }
             }
+            // A due answer goes first: `select` prefers a ready operation to its deadline, so a
+            // client that never pauses would otherwise hold it back.
+            if self.waiting.front().is_some_and(|&(at, ..)| at <= Instant::now()) {
+                return Event::Timer;
+            }
             let mut select = Select::new();
             let done = select.recv(&self.done);
             let signal = select.recv(&self.signals);
