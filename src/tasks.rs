@@ -5,8 +5,7 @@
 //! every poll that reads it writes the same bytes.
 
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -243,11 +242,35 @@ fn unknown(id: &str) -> RpcError {
     RpcError::invalid_params(format!("Unknown task: {id}"))
 }
 
-/// 128 random bits from the kernel, as 32 lowercase hex digits.
+/// 128 random bits from the system, as 32 lowercase hex digits.
 fn new_id() -> io::Result<String> {
+    let bytes = random_bytes()?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(unix)]
+fn random_bytes() -> io::Result<[u8; 16]> {
+    use std::fs::File;
+    use std::io::Read;
+
     let mut bytes = [0u8; 16];
     File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes)
+}
+
+/// Windows' system RNG, `ProcessPrng` (the call std itself uses), which is documented never to fail.
+#[cfg(windows)]
+fn random_bytes() -> io::Result<[u8; 16]> {
+    let mut bytes = [0u8; 16];
+    // SAFETY: the buffer is writable for exactly the length passed.
+    #[allow(unsafe_code)]
+    let ok = unsafe {
+        windows_sys::Win32::Security::Cryptography::ProcessPrng(bytes.as_mut_ptr(), bytes.len())
+    };
+    if ok == 0 {
+        return Err(io::Error::other("the system random number generator failed"));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

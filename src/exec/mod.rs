@@ -239,7 +239,12 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(not(windows))]
             Failure::NotFound { name } => f.write_str(&not_found_message(name)),
+            #[cfg(windows)]
+            Failure::NotFound { name } => {
+                f.write_str(&crate::backend::winresolve::not_found_message(name))
+            }
             Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
             Failure::TimedOut { name, after } => {
                 let secs = js::number((after.as_millis() as f64 / 1000.0).round());
@@ -432,6 +437,11 @@ impl<'a> Runner<'a> {
         kind: Kind,
     ) -> Result<Finished, Failure> {
         let start = Instant::now();
+        #[cfg(windows)]
+        let (program, args) = sys::launch(command.name, command.program, command.args)?;
+        #[cfg(windows)]
+        let mut cmd = self::command(&program, &args);
+        #[cfg(not(windows))]
         let mut cmd = self::command(command.program, command.args);
         if command.stdin.is_some() {
             cmd.stdin(Stdio::piped());
@@ -564,6 +574,7 @@ fn outcome(name: String, limits: Limits, finished: Finished) -> Result<String, F
 
 /// The text for a binary that could not be found (POSIX variants), with install hints for agy
 /// and gemini.
+#[cfg(not(windows))]
 pub fn not_found_message(name: &str) -> String {
     let mut lines = vec![
         format!("Could not find the \"{name}\" executable."),

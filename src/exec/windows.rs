@@ -4,9 +4,11 @@
 //! behind when it exited), and closing the job's last handle does the same (kill-on-close), so a
 //! relay that is killed hard takes its children with it.
 
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::os::windows::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
 
 use windows_sys::Win32::Foundation::INVALID_HANDLE_VALUE;
@@ -21,6 +23,10 @@ use windows_sys::Win32::System::JobObjects::{
 use windows_sys::Win32::System::Threading::{
     CREATE_NO_WINDOW, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
 };
+
+use super::Failure;
+use crate::backend::cmdline;
+use crate::backend::winresolve::{self, NotLaunched, Search};
 
 /// A child's process tree: the Job Object that holds it.
 #[derive(Debug)]
@@ -166,4 +172,52 @@ fn resume_thread(tid: u32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// What to spawn for `name` (`agy`, `gemini`) given as `program`: a bare name is searched on
+/// `PATH` × `PATHEXT` by the relay itself (never the current directory, never `where`), an npm
+/// cmd-shim is run as the `node.exe <script>` it names (never through `cmd.exe`), any other batch
+/// file is refused, and the whole command line is checked against Windows' limit before spawning.
+pub(super) fn launch(
+    name: &str,
+    program: &OsStr,
+    args: &[String],
+) -> Result<(OsString, Vec<String>), Failure> {
+    let not_found = || Failure::NotFound { name: name.to_string() };
+    let program = program.to_str().ok_or_else(not_found)?;
+    let path: Vec<String> = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path).map(|it| it.to_string_lossy().into_owned()).collect()
+        })
+        .unwrap_or_default();
+    let pathext = std::env::var("PATHEXT").ok();
+    let local_app_data = std::env::var("LOCALAPPDATA").ok();
+    let user_profile = std::env::var("USERPROFILE").ok();
+    let exists = |candidate: &str| Path::new(candidate).is_file();
+    let search = Search {
+        path: &path,
+        pathext: pathext.as_deref(),
+        local_app_data: local_app_data.as_deref(),
+        user_profile: user_profile.as_deref(),
+        exists: &exists,
+    };
+    let bare = !program.contains(['\\', '/', ':']);
+    let found = match (bare, name) {
+        (true, "agy") => winresolve::find_agy(None, &search).ok_or_else(not_found)?,
+        (true, "gemini") => winresolve::find_gemini(None, &search).ok_or_else(not_found)?,
+        _ => program.to_string(),
+    };
+    let read = |file: &str| std::fs::read_to_string(file).ok();
+    let launch = match winresolve::launch(name, &found, &read, &search) {
+        Ok(launch) => launch,
+        Err(NotLaunched::NotFound { name }) => return Err(Failure::NotFound { name }),
+        Err(refused @ NotLaunched::NotAShim { .. }) => {
+            return Err(Failure::Spawn { error: refused.to_string() });
+        }
+    };
+    let mut all = launch.leading_args;
+    all.extend_from_slice(args);
+    cmdline::check_command_line(name, &launch.program, &all)
+        .map_err(|error| Failure::Spawn { error })?;
+    Ok((OsString::from(launch.program), all))
 }

@@ -6,11 +6,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::files::fd::{Dir, Kind};
+use crate::files::fd::{self, Dir, Kind};
 use crate::files::glob::{self, Glob};
 use crate::files::inline::{Inliner, Outcome};
 use crate::files::jail::Project;
@@ -143,9 +142,11 @@ impl<'s> Expansion<'s> {
             return self.inline_list(list, out);
         }
         let (parent_rel, name) = match rel.iter().rposition(|&it| it == b'/') {
-            Some(slash) => (&rel[..slash], OsStr::from_bytes(&rel[slash + 1..])),
-            None => (&rel[..0], OsStr::from_bytes(&rel)),
+            Some(slash) => (&rel[..slash], &rel[slash + 1..]),
+            None => (&rel[..0], &rel[..]),
         };
+        // A name the system cannot take (not Unicode, on Windows) names nothing to inline.
+        let Some(name) = fd::os_str(name) else { return Ok(false) };
         // A directory on the way that is missing, or is a symlink, makes the token unresolvable.
         let Ok(parent) = self.root.dir_beneath(parent_rel) else { return Ok(false) };
         match parent.kind(name) {
@@ -204,10 +205,10 @@ impl<'s> Expansion<'s> {
             return Ok(list);
         }
         let (opened, name) = match child {
-            Some((parent, name)) => (parent.child_dir(name), name.as_bytes()),
+            Some((parent, name)) => (parent.child_dir(name), name.as_encoded_bytes()),
             None => {
                 let name = self.project.real_root.file_name().unwrap_or_default();
-                (self.root.dir_beneath(b""), name.as_bytes())
+                (self.root.dir_beneath(b""), name.as_encoded_bytes())
             }
         };
         let walked = match opened {

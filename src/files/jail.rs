@@ -1,12 +1,14 @@
 //! The project-root jail: whether an `@` reference names a path inside the project, lexically
 //! (`..`, `~`, absolute paths) and after resolving symlinks, with the refusal text a client sees.
 //! Both backends run it before anything is read; the gemini backend reads references with the
-//! Gemini CLI's own grammar (`cligrammar`).
+//! Gemini CLI's own grammar (`cligrammar`). On Windows the lexical rules are Windows path rules
+//! (`winpath::lexical`) and the resolved form is compared as a final path
+//! (`winpath::final_path_within`).
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::fs;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+#[cfg(unix)]
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -47,10 +49,11 @@ pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), Str
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
 /// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
 /// (never going above `/`), and the result has no trailing slash. `base` must be absolute.
+#[cfg(unix)]
 pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
     let mut segments: Vec<&[u8]> = Vec::new();
     let start: &[u8] =
-        if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_bytes() };
+        if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_encoded_bytes() };
     for segment in start.split(|&it| it == b'/').chain(reference.split(|&it| it == b'/')) {
         match segment {
             b"" | b"." => (),
@@ -68,7 +71,7 @@ pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
     if resolved.is_empty() {
         resolved.push(b'/');
     }
-    PathBuf::from(OsString::from_vec(resolved))
+    PathBuf::from(std::ffi::OsString::from_vec(resolved))
 }
 
 /// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
@@ -89,7 +92,11 @@ enum Refusal {
 impl Project {
     pub(super) fn new(root: &Path) -> Project {
         let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_bytes());
+        #[cfg(unix)]
+        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_encoded_bytes());
+        // Windows' `absolute` already removes `.` and `..`.
+        #[cfg(not(unix))]
+        let root = absolute;
         let real_root = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
         Project { root, real_root }
     }
@@ -114,6 +121,7 @@ impl Project {
 
     /// One path: refused when it starts with `~` or resolves lexically outside the root, or when
     /// it exists and its canonical form is outside the canonical root.
+    #[cfg(unix)]
     fn check_path(&self, path: &str) -> Result<(), Refusal> {
         let resolved = resolve_lexically(&self.root, path.as_bytes());
         if path.starts_with('~') || !is_within(&resolved, &self.root) {
@@ -121,6 +129,31 @@ impl Project {
         }
         match fs::canonicalize(&resolved) {
             Ok(canonical) if !is_within(&canonical, &self.real_root) => {
+                Err(Refusal::ResolvingOutside)
+            }
+            // A path that does not exist (or cannot be resolved) names nothing to leak.
+            Ok(_) | Err(_) => Ok(()),
+        }
+    }
+
+    /// One path under Windows rules: refused when the lexical layer puts it outside the root, or
+    /// when it exists and its final path is not under the root's. A name Windows would read as
+    /// something else (a device, a stream) is never opened, so it names nothing to leak.
+    #[cfg(windows)]
+    fn check_path(&self, path: &str) -> Result<(), Refusal> {
+        use crate::files::winpath::{self, Lexical};
+        use std::os::windows::ffi::OsStrExt;
+
+        let rel = match winpath::lexical(&self.root.to_string_lossy(), path) {
+            Lexical::Outside => return Err(Refusal::Outside),
+            Lexical::NotAFile => return Ok(()),
+            Lexical::Inside(rel) => rel,
+        };
+        let wide = |path: &Path| path.as_os_str().encode_wide().collect::<Vec<u16>>();
+        match fs::canonicalize(self.root.join(rel)) {
+            Ok(canonical)
+                if !winpath::final_path_within(&wide(&canonical), &wide(&self.real_root)) =>
+            {
                 Err(Refusal::ResolvingOutside)
             }
             // A path that does not exist (or cannot be resolved) names nothing to leak.
@@ -141,19 +174,34 @@ impl Project {
 
     /// The lexically resolved `reference` relative to the root (empty for the root itself), or
     /// `None` when it is outside.
+    #[cfg(unix)]
     pub(super) fn relative(&self, reference: &str) -> Option<Vec<u8>> {
         let resolved = resolve_lexically(&self.root, reference.as_bytes());
         if !is_within(&resolved, &self.root) {
             return None;
         }
-        let resolved = resolved.as_os_str().as_bytes();
+        let resolved = resolved.as_os_str().as_encoded_bytes();
         Some(resolved.get(self.root.as_os_str().len() + 1..).unwrap_or_default().to_vec())
     }
 }
 
+/// The lexically resolved `reference` under Windows rules, its components joined with `/`, or
+/// `None` when it is outside or names something other than a file (it then stays verbatim).
+#[cfg(windows)]
+impl Project {
+    pub(super) fn relative(&self, reference: &str) -> Option<Vec<u8>> {
+        use crate::files::winpath::{self, Lexical};
+        match winpath::lexical(&self.root.to_string_lossy(), reference) {
+            Lexical::Inside(rel) => Some(rel.into_bytes()),
+            Lexical::Outside | Lexical::NotAFile => None,
+        }
+    }
+}
+
 /// Whether `path` is `base` itself or below it, by string prefix `base` + `/` (as the original).
+#[cfg(unix)]
 fn is_within(path: &Path, base: &Path) -> bool {
-    let path = path.as_os_str().as_bytes();
-    let base = base.as_os_str().as_bytes();
+    let path = path.as_os_str().as_encoded_bytes();
+    let base = base.as_os_str().as_encoded_bytes();
     path == base || (path.starts_with(base) && path.get(base.len()) == Some(&b'/'))
 }

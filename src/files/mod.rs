@@ -25,7 +25,9 @@ mod winpath;
 
 pub use expand::inline_file_references;
 pub(crate) use jail::check_file_references;
-pub use jail::{check_gemini_references, resolve_lexically};
+pub use jail::check_gemini_references;
+#[cfg(unix)]
+pub use jail::resolve_lexically;
 
 /// The error text when inlining stops because the call was cancelled.
 pub const CANCELLED: &str = "cancelled while inlining @file references";

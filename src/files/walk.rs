@@ -8,12 +8,10 @@
 //! parent's descriptor with `O_NOFOLLOW`, and listed from its own descriptor.
 
 use std::collections::HashSet;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::files::fd::{Dir, Entry, Kind};
+use crate::files::fd::{self, Dir, Entry, Kind};
 use crate::files::secrets;
 
 /// One regular file found by a walk.
@@ -61,7 +59,7 @@ pub(crate) fn walk(
             stack.pop();
             continue;
         };
-        let name = entry.name.as_bytes();
+        let name = entry.name.as_encoded_bytes();
         if SKIPPED_NAMES.iter().any(|skipped| name == skipped.as_bytes()) {
             continue;
         }
@@ -88,7 +86,7 @@ pub(crate) fn walk(
                     continue;
                 }
                 let entries = list(&dir, &rel, root_path);
-                let name = entry.name.as_bytes().to_vec();
+                let name = entry.name.as_encoded_bytes().to_vec();
                 stack.push(Level { dir, rel, name, entries });
             }
             // Symlinks are never followed; FIFOs, sockets and devices are never read.
@@ -131,7 +129,7 @@ fn list(dir: &Dir, rel: &[u8], root_path: &Path) -> std::vec::IntoIter<Entry> {
 fn warn_unlisted(root_path: &Path, rel: &[u8], message: &str) {
     let dir = match rel.is_empty() {
         true => root_path.to_path_buf(),
-        false => root_path.join(OsStr::from_bytes(rel)),
+        false => fd::os_str(rel).map_or_else(|| root_path.to_path_buf(), |rel| root_path.join(rel)),
     };
     log::warn!("inlineFileReferences: could not list {}: {message}", dir.display());
 }

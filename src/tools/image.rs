@@ -7,11 +7,15 @@
 //! is a correct file URL, `file://` + the percent-encoded absolute path. The original's
 //! Windows-only search for `C:\...` paths in the reply text is not ported.
 
+#[cfg(unix)]
 use std::ffi::{OsStr, OsString};
 use std::fs;
+#[cfg(unix)]
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+#[cfg(unix)]
+use std::path::Component;
+use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -20,7 +24,9 @@ use serde_json::{Map, Value};
 use crate::backend::options::RunOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
+#[cfg(unix)]
 use crate::files::fd::{self, Dir, Kind};
+#[cfg(unix)]
 use crate::files::resolve_lexically;
 use crate::js;
 use crate::tools::str_arg;
@@ -129,12 +135,13 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// not a regular file (a symlink, a FIFO, a directory) is refused without being opened, and the
 /// image goes to a new temporary file in the target directory that is then renamed over the
 /// destination. The source is read only if it is a regular file, opened without blocking.
+#[cfg(unix)]
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let trimmed = js::trim(output_path);
     let cwd = resolve_lexically(cwd, b"");
     let destination = resolve_lexically(&cwd, trimmed.as_bytes());
     let relative = relative_path(&cwd, &destination);
-    if relative.as_os_str().as_bytes().starts_with(b"..") || relative.is_absolute() {
+    if relative.as_os_str().as_encoded_bytes().starts_with(b"..") || relative.is_absolute() {
         return Err(format!(
             "Invalid outputPath: \"{trimmed}\" escapes the project workspace directory."
         ));
@@ -142,6 +149,18 @@ pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<Pat
     write_image(image, &cwd, &relative)
         .map_err(|err| format!("Could not save the image to \"{trimmed}\": {err}"))?;
     Ok(relative)
+}
+
+/// The refusal of `outputPath` where the copy has no safe implementation yet.
+#[cfg(not(unix))]
+const OUTPUT_PATH_UNSUPPORTED: &str = "gemini-image outputPath is not supported on Windows yet";
+
+/// Windows: the handle-relative copy (`FILE_CREATE` into a temporary name, then a rename relative
+/// to the directory's handle) and Windows path rules for `outputPath` are not finished, so the
+/// copy is refused rather than done by path.
+#[cfg(not(unix))]
+pub fn copy_to_output(_output_path: &str, _image: &Path, _cwd: &Path) -> Result<PathBuf, String> {
+    Err(OUTPUT_PATH_UNSUPPORTED.to_string())
 }
 
 /// Renders the result text, with a correct `file://` URL in the embed; notices come on top later.
@@ -210,6 +229,7 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
+#[cfg(unix)]
 /// Node's `path.relative(from, to)` for two normalised absolute paths.
 fn relative_path(from: &Path, to: &Path) -> PathBuf {
     let from: Vec<Component> = from.components().collect();
@@ -225,6 +245,7 @@ fn relative_path(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
+#[cfg(unix)]
 /// Writes a copy of `image` to `relative` beneath `cwd` through directory descriptors.
 fn write_image(image: &Path, cwd: &Path, relative: &Path) -> io::Result<()> {
     let mut source = fd::open_regular(image)?;
@@ -255,6 +276,7 @@ fn write_image(image: &Path, cwd: &Path, relative: &Path) -> io::Result<()> {
     written
 }
 
+#[cfg(unix)]
 /// Opens the directory `name` in `parent`, creating it when missing; a symlink is refused.
 fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
     match parent.kind(name) {
@@ -271,6 +293,7 @@ fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
     parent.child_dir(name)
 }
 
+#[cfg(unix)]
 fn not_followed(name: &OsStr) -> io::Error {
     io::Error::other(format!(
         "\"{}\" is a symbolic link, which is never followed",
@@ -278,6 +301,7 @@ fn not_followed(name: &OsStr) -> io::Error {
     ))
 }
 
+#[cfg(unix)]
 /// Creates a new temporary file in `dir` (`O_CREAT | O_EXCL`), returning its name and the file.
 fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -297,7 +321,7 @@ fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
 /// so the markdown link stays intact).
 fn file_url(path: &Path) -> String {
     let mut url = String::from("file://");
-    for &byte in path.as_os_str().as_bytes() {
+    for &byte in path.as_os_str().as_encoded_bytes() {
         let safe = byte.is_ascii_alphanumeric() || b"-._~!$&'*+,;=:@/".contains(&byte);
         if safe {
             url.push(char::from(byte));
@@ -319,6 +343,11 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let prompt = js::trim(str_arg(args, "prompt").unwrap_or_default());
     if prompt.is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
+    }
+    // Refused before the model runs, so no image is generated only to be thrown away.
+    #[cfg(not(unix))]
+    if str_arg(args, "outputPath").is_some_and(|output| !js::trim(output).is_empty()) {
+        return Err(OUTPUT_PATH_UNSUPPORTED.to_string());
     }
     let start = SystemTime::now();
     let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_RATIO);

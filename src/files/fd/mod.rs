@@ -7,7 +7,8 @@
 //! later name is looked up relative to its handle without following a link. This file holds the
 //! rules every system shares (what a name may be, the component walk, what a listing keeps); the
 //! system calls sit in one module per system (`unix.rs`: descriptors, `openat` with `O_NOFOLLOW`,
-//! and `openat2` where Linux has it).
+//! and `openat2` where Linux has it; `windows.rs`: handles, `NtCreateFile` relative to the parent's
+//! handle without following reparse points, and a final-path check on every handle).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -18,6 +19,10 @@ use std::path::Path;
 mod unix;
 #[cfg(unix)]
 use unix as sys;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as sys;
 
 /// What a name in a directory is, without following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,23 +143,28 @@ impl Dir {
     }
 
     /// Creates the subdirectory `name` (one component).
+    // The writes serve gemini-image's `outputPath` copy, which Windows refuses for now.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn create_dir(&self, name: &OsStr) -> io::Result<()> {
         sys::create_dir_at(&self.handle, &component(name)?)
     }
 
     /// Creates the new file `name` (one component) for writing; fails if anything, a symlink
     /// included, already has that name.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn create_new_file(&self, name: &OsStr) -> io::Result<File> {
         Ok(File::from(sys::create_new_at(&self.handle, &component(name)?)?))
     }
 
     /// Renames `from` to `to`, both names in this directory; `to` is replaced atomically (a
     /// symlink named `to` is replaced, never followed).
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         sys::rename_at(&self.handle, &component(from)?, &component(to)?)
     }
 
     /// Removes the file `name` (one component) from this directory.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn remove_file(&self, name: &OsStr) -> io::Result<()> {
         sys::remove_file_at(&self.handle, &component(name)?)
     }
@@ -171,6 +181,16 @@ impl Dir {
             None => Ok(Dir { handle: self.handle.try_clone()? }),
         }
     }
+}
+
+/// The name or relative path whose bytes are `bytes`, as `OsStr::as_encoded_bytes` gave them (or
+/// as UTF-8 text). On Windows only Unicode names are taken (listings leave the others out), so
+/// `None` there means the bytes name nothing the jail opens.
+pub(crate) fn os_str(bytes: &[u8]) -> Option<&OsStr> {
+    #[cfg(unix)]
+    return Some(std::os::unix::ffi::OsStrExt::from_bytes(bytes));
+    #[cfg(not(unix))]
+    return std::str::from_utf8(bytes).ok().map(OsStr::new);
 }
 
 /// One path component in the system's form: not empty, not `.` or `..`, without `/` or NUL.
