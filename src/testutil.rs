@@ -2,9 +2,15 @@
 //! file's mtime, making a FIFO, whether a process still runs, the calling thread's CPU time, and a
 //! tiny xorshift generator for property-style tests.
 
+// Some helpers serve only the POSIX file-system tests, which Windows leaves out.
+#![cfg_attr(not(unix), allow(dead_code))]
+
+#[cfg(unix)]
 use std::ffi::CString;
 use std::fs::{self, File};
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
+#[cfg(unix)]
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,6 +27,7 @@ pub fn set_mtime(path: &Path, mtime: SystemTime) {
     File::open(path).unwrap().set_modified(mtime).unwrap();
 }
 
+#[cfg(unix)]
 /// Makes a FIFO (named pipe) at `path`: opening one for reading or writing blocks until the
 /// other end is opened, which is what the relay must never do.
 pub fn mkfifo(path: &Path) {
@@ -31,6 +38,7 @@ pub fn mkfifo(path: &Path) {
     assert_eq!(made, 0, "mkfifo: {}", std::io::Error::last_os_error());
 }
 
+#[cfg(unix)]
 /// Whether `pid` exists and is not a zombie (an orphan may wait a while to be reaped). Works
 /// without `/proc`: `kill(pid, 0)` says whether the process exists, and its state comes from
 /// `/proc` on Linux and from `ps` elsewhere; a `ps` that cannot run fails the test.
@@ -52,7 +60,7 @@ fn process_state(pid: i32) -> Option<char> {
 }
 
 /// The one-letter state of `pid` (`R`, `S`, `Z`…), `None` when it is gone.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
 fn process_state(pid: i32) -> Option<char> {
     #[allow(clippy::disallowed_methods)]
     let out = std::process::Command::new("ps")
@@ -64,6 +72,7 @@ fn process_state(pid: i32) -> Option<char> {
 
 /// The CPU time the calling thread has used (unlike wall time, not inflated when other processes
 /// keep the machine busy).
+#[cfg(unix)]
 pub fn thread_cpu_time() -> Duration {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
@@ -71,6 +80,24 @@ pub fn thread_cpu_time() -> Duration {
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
     assert_eq!(rc, 0, "clock_gettime: {}", std::io::Error::last_os_error());
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// The CPU time the calling thread has used: its kernel and user times from `GetThreadTimes`.
+#[cfg(windows)]
+pub fn thread_cpu_time() -> Duration {
+    use windows_sys::Win32::Foundation::FILETIME;
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
+
+    let mut times = [FILETIME { dwLowDateTime: 0, dwHighDateTime: 0 }; 4];
+    let [creation, exit, kernel, user] = &mut times;
+    // SAFETY: GetThreadTimes writes one FILETIME to each of the four valid pointers; the pseudo
+    // handle of the current thread needs no closing.
+    #[allow(unsafe_code)]
+    let ok = unsafe { GetThreadTimes(GetCurrentThread(), creation, exit, kernel, user) };
+    assert_ne!(ok, 0, "GetThreadTimes: {}", std::io::Error::last_os_error());
+    let hundreds =
+        |time: &FILETIME| (u64::from(time.dwHighDateTime) << 32) | u64::from(time.dwLowDateTime);
+    Duration::from_nanos((hundreds(&times[2]) + hundreds(&times[3])) * 100)
 }
 
 impl TempDir {
@@ -106,6 +133,7 @@ impl TempDir {
     }
 
     /// Creates a symbolic link at `rel` pointing to `target` and returns the link's path.
+    #[cfg(unix)]
     pub fn link(&self, rel: &str, target: &Path) -> PathBuf {
         let path = self.0.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -141,7 +169,8 @@ impl XorShift {
     }
 }
 
-#[cfg(test)]
+// FIFOs and symlinks: POSIX only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

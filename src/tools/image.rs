@@ -385,7 +385,8 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     Ok(ctx.services.backends.with_notices(&reply.notices, &render_image_result(&report)))
 }
 
-#[cfg(test)]
+// Against a POSIX file system: symlinks, FIFOs.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -325,7 +325,8 @@ fn normalize_path(path: &Path) -> PathBuf {
     out
 }
 
-#[cfg(test)]
+// Against a POSIX file system: symlinks, FIFOs.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
