@@ -436,3 +436,105 @@ fn nt_check(status: i32) -> io::Result<()> {
     let code = unsafe { RtlNtStatusToDosError(status) };
     Err(io::Error::from_raw_os_error(code as i32))
 }
+
+// The handle-relative walk, listing and writes against a Windows file system (Wine runs these; it
+// cannot make reparse points, so layers 1 and 2 are tested by `winpath`'s own tests).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::ffi::OsStr;
+    use std::io::{Read, Write};
+
+    use crate::files::fd::{Dir, Kind};
+    use crate::testutil::TempDir;
+
+    fn read(mut file: File) -> String {
+        let mut text = String::new();
+        file.read_to_string(&mut text).unwrap();
+        text
+    }
+
+    #[test]
+    fn files_and_directories_beneath() {
+        let tmp = TempDir::new();
+        tmp.file("a/b/c.txt", "deep");
+        let root = Dir::open(tmp.path()).unwrap();
+        assert_eq!(read(root.file_beneath(b"a/b/c.txt").unwrap()), "deep");
+        assert_eq!(read(root.file_beneath(b"./a//b/./c.txt").unwrap()), "deep");
+        let b = root.dir_beneath(b"a/b").unwrap();
+        assert_eq!(read(b.open_file(OsStr::new("c.txt")).unwrap()), "deep");
+        assert_eq!(read(root.file_beneath(b"A/B/C.TXT").unwrap()), "deep", "case-insensitive");
+        assert!(root.file_beneath(b"../x").is_err());
+        assert!(root.file_beneath(b"a/b").is_err());
+        assert!(root.file_beneath(b"").is_err());
+        assert!(root.dir_beneath(b"a/b/c.txt").is_err());
+        assert!(root.file_beneath(b"a/missing.txt").is_err());
+        for name in ["a\\b", "c.txt:stream", "c.txt::$DATA", "x\u{1}y"] {
+            let err = b.open_file(OsStr::new(name)).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn kinds_entries_and_identity() {
+        let tmp = TempDir::new();
+        tmp.file("f.txt", "f");
+        tmp.dir("d");
+        let root = Dir::open(tmp.path()).unwrap();
+        let mut entries: Vec<(String, Kind)> = root
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|it| (it.name.to_string_lossy().into_owned(), it.kind))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(entries, [("d".to_string(), Kind::Dir), ("f.txt".to_string(), Kind::File)]);
+        assert_eq!(root.entries().unwrap().len(), 2, "each listing starts at the beginning");
+        assert_eq!(root.kind(OsStr::new("d")).unwrap(), Kind::Dir);
+        assert_eq!(root.kind(OsStr::new("f.txt")).unwrap(), Kind::File);
+        assert!(root.kind(OsStr::new("missing")).is_err());
+        assert!(root.child_dir(OsStr::new("f.txt")).is_err());
+        assert!(root.open_file(OsStr::new("d")).is_err());
+        let d = root.child_dir(OsStr::new("d")).unwrap();
+        assert_ne!(root.identity().unwrap(), d.identity().unwrap());
+        assert_eq!(root.identity().unwrap(), Dir::open(tmp.path()).unwrap().identity().unwrap());
+    }
+
+    #[test]
+    fn create_write_rename_and_remove() {
+        let tmp = TempDir::new();
+        tmp.file("logo.png", "OLD");
+        let root = Dir::open(tmp.path()).unwrap();
+        root.create_dir(OsStr::new("d")).unwrap();
+        assert_eq!(
+            root.create_dir(OsStr::new("d")).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        let d = root.child_dir(OsStr::new("d")).unwrap();
+        d.create_new_file(OsStr::new("t")).unwrap().write_all(b"new").unwrap();
+        assert!(d.create_new_file(OsStr::new("t")).is_err());
+        root.create_new_file(OsStr::new("tmp")).unwrap().write_all(b"IMAGE").unwrap();
+        root.rename(OsStr::new("tmp"), OsStr::new("logo.png")).unwrap();
+        assert_eq!(std::fs::read_to_string(tmp.path().join("logo.png")).unwrap(), "IMAGE");
+        assert!(!tmp.path().join("tmp").exists());
+        d.remove_file(OsStr::new("t")).unwrap();
+        assert!(d.entries().unwrap().is_empty());
+    }
+
+    #[test]
+    fn final_paths_are_canonical_and_checked() {
+        let tmp = TempDir::new();
+        tmp.file("a.txt", "a");
+        let root = Dir::open(tmp.path()).unwrap();
+        let root_path = root.handle.root.clone();
+        assert!(root_path.starts_with(&[u16::from(b'\\'), u16::from(b'\\'), u16::from(b'?')]));
+        let opened = open_at(&root.handle, &name(b"a.txt").unwrap(), Open::ReadFile).unwrap();
+        assert!(within_root(&opened).is_ok());
+        // A handle whose root is elsewhere fails the final-path layer.
+        let other = TempDir::new();
+        let elsewhere = open_dir(other.path()).unwrap();
+        let stray = Handle { handle: opened.handle.try_clone().unwrap(), root: elsewhere.root };
+        assert_eq!(within_root(&stray).unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    }
+}
