@@ -207,7 +207,8 @@ impl Progress {
         }
     }
 
-    fn is_open(&self) -> bool {
+    /// Whether the call is still going (not finished, cancelled or stopped by shutdown).
+    pub fn is_open(&self) -> bool {
         self.open.load(Ordering::SeqCst)
     }
 

@@ -206,6 +206,9 @@ fn refresh(task: &mut Task) {
     // A task that ended says how it ended, whatever its run last reported (a result too large to
     // keep fails after its run succeeded; a cancel may come after the run finished).
     let text = match &task.state {
+        // A run that has ended but whose outcome the loop has not recorded yet keeps its last
+        // running text, so a working task never reads as finished.
+        State::Working if task.call.progress().is_some_and(|p| !p.is_open()) => return,
         State::Working | State::Completed(_) => status_text(&task.call),
         State::Failed(_) => format!("❌ {} failed", task.call.tool),
         State::Cancelled => format!("❌ {} cancelled", task.call.tool),
@@ -375,6 +378,21 @@ mod tests {
         }
         assert!(tasks.get(&ids[0]).is_err(), "the oldest outcome was dropped");
         assert!(tasks.get(&ids[1]).is_ok() && tasks.get(&ids[2]).is_ok());
+    }
+
+    #[test]
+    fn a_run_that_ended_reads_as_working_until_its_outcome_is_recorded() {
+        let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
+        let call = call();
+        let id = tasks.create(call.clone(), 0).unwrap();
+        call.progress().unwrap().finish(true);
+        let (view, _) = tasks.get(&id).unwrap();
+        assert_eq!(view["status"], "working");
+        let message = view["statusMessage"].as_str().unwrap();
+        assert!(message.starts_with("🧠 gemini-ask: running for "), "{message}");
+        tasks.finish(&id, Ok(raw(&json!({}))));
+        let (view, _) = tasks.get(&id).unwrap();
+        assert_eq!(view["statusMessage"], "✅ gemini-ask completed successfully");
     }
 
     #[test]

@@ -3,14 +3,10 @@
 //! prompt in one place and hands it to the backend with the call's runner.
 
 pub mod agy;
-#[cfg(any(windows, test))]
-pub(crate) mod cmdline;
 pub mod gemini;
 pub mod options;
 pub mod prepare;
 pub mod quota;
-#[cfg(any(windows, test))]
-pub(crate) mod winresolve;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

@@ -19,14 +19,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, bounded};
 use wait_timeout::ChildExt;
 
-use crate::{js, preview, redact};
+use crate::{js, redact};
 
+// The Windows decisions that touch no system (the command-line budget, finding and launching the
+// CLIs) are tested on every system.
+#[cfg(any(windows, test))]
+mod cmdline;
 #[cfg(unix)]
 mod unix;
-#[cfg(unix)]
-use unix as sys;
 #[cfg(windows)]
 mod windows;
+#[cfg(any(windows, test))]
+mod winresolve;
+#[cfg(unix)]
+use unix as sys;
 #[cfg(windows)]
 use windows as sys;
 
@@ -242,9 +248,7 @@ impl fmt::Display for Failure {
             #[cfg(not(windows))]
             Failure::NotFound { name } => f.write_str(&not_found_message(name)),
             #[cfg(windows)]
-            Failure::NotFound { name } => {
-                f.write_str(&crate::backend::winresolve::not_found_message(name))
-            }
+            Failure::NotFound { name } => f.write_str(&winresolve::not_found_message(name)),
             Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
             Failure::TimedOut { name, after } => {
                 let secs = js::number((after.as_millis() as f64 / 1000.0).round());
@@ -359,10 +363,10 @@ impl<'a> Runner<'a> {
         Runner { runs, abort, on_stdout, limits }
     }
 
-    /// The same runner, its preview seeing the decoded text of a stream-json run instead of the
-    /// events.
-    pub fn decoding_stream_json(&self) -> Runner<'a> {
-        let on_stdout = self.on_stdout.clone().map(preview::stream_json);
+    /// The same runner with its stdout sink wrapped by `wrap` (agy's stream-json runs decode their
+    /// events before the preview sees them).
+    pub fn map_stdout(&self, wrap: impl FnOnce(OnStdout) -> OnStdout) -> Runner<'a> {
+        let on_stdout = self.on_stdout.clone().map(wrap);
         Runner { runs: self.runs, abort: self.abort, on_stdout, limits: self.limits }
     }
 

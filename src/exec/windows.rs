@@ -25,8 +25,8 @@ use windows_sys::Win32::System::Threading::{
 };
 
 use super::Failure;
-use crate::backend::cmdline;
-use crate::backend::winresolve::{self, NotLaunched, Search};
+use crate::exec::cmdline;
+use crate::exec::winresolve::{self, NotLaunched, Search};
 
 /// A child's process tree: the Job Object that holds it.
 #[derive(Debug)]

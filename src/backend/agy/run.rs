@@ -12,6 +12,7 @@ use crate::backend::agy::{Agy, args, failure, output};
 use crate::backend::options::RunOptions;
 use crate::backend::{RunError, quota};
 use crate::exec::{Command, Failure, Input, Runner};
+use crate::preview;
 
 /// The command's logical name in messages and logs.
 const NAME: &str = "agy";
@@ -39,7 +40,7 @@ impl Agy {
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
         let decoding;
         let run_runner = if via_stdin {
-            decoding = runner.decoding_stream_json();
+            decoding = runner.map_stdout(preview::stream_json);
             &decoding
         } else {
             runner
