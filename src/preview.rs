@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::exec::OnStdout;
@@ -147,8 +147,10 @@ impl StreamJson {
     /// Decodes one event line; false when it is not JSON (it is then shown as it is). JSON of
     /// another shape adds nothing.
     fn event(&mut self, line: &[u8], emit: &mut dyn FnMut(&[u8])) -> bool {
-        let Ok(event) = serde_json::from_slice::<Event>(line) else {
-            return serde_json::from_slice::<Value>(line).is_ok();
+        let event = match serde_json::from_slice::<Event>(line) {
+            Ok(event) => event,
+            // JSON that is not an event object is still JSON: it adds nothing.
+            Err(err) => return err.is_data(),
         };
         if event.kind.as_deref() != Some("step_update") {
             return true;
@@ -261,7 +263,7 @@ impl<'de> Visitor<'de> for EventVisitor {
                 }
                 (true, "text_delta") => event.text_delta = Some(map.next_value_seed(ByteString)?),
                 (true, "tool_call") => event.tool_call = Some(map.next_value()?),
-                _ => drop(map.next_value::<Value>()?),
+                _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
         Ok(event)
