@@ -580,23 +580,45 @@ fn outcome(name: String, limits: Limits, finished: Finished) -> Result<String, F
 /// and gemini.
 #[cfg(not(windows))]
 pub fn not_found_message(name: &str) -> String {
+    let hints = NotFoundHints {
+        verify: format!("`which {name}`"),
+        install: "run `curl -fsSL https://antigravity.google/cli/install.sh | bash`",
+        agy_location: "It installs to ~/.local/bin; add that to PATH or set AGY_CLI_PATH to the agy binary.",
+    };
+    not_found_text(name, &hints)
+}
+
+/// What the not-found text says differently on each system.
+pub(crate) struct NotFoundHints {
+    /// How to check that the CLI is resolvable (the end of the third line).
+    pub verify: String,
+    /// How to install agy, as a verb phrase.
+    pub install: &'static str,
+    /// Where agy installs and how to point the relay at it.
+    pub agy_location: &'static str,
+}
+
+/// The not-found text, with the system's hints.
+pub(crate) fn not_found_text(name: &str, hints: &NotFoundHints) -> String {
+    let install = hints.install;
     let mut lines = vec![
         format!("Could not find the \"{name}\" executable."),
         "The MCP server runs in its own process and may not inherit your shell's PATH.".to_string(),
-        format!("• Verify it is installed and resolvable: `which {name}`."),
+        format!("• Verify it is installed and resolvable: {}.", hints.verify),
     ];
+    let more = "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md";
     match name {
         "agy" => lines.extend([
-            "• Antigravity CLI (agy) is the Gemini CLI's successor and this tool's default backend since 2026-06-18. To install it, run `curl -fsSL https://antigravity.google/cli/install.sh | bash`, then run `agy` once to sign in.",
-            "• It installs to ~/.local/bin; add that to PATH or set AGY_CLI_PATH to the agy binary.",
-            "• On a supported Gemini tier (paid API key or Enterprise/Standard license)? Set GEMINI_MCP_BACKEND=gemini to keep using the Gemini CLI instead.",
-            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
-        ].map(String::from)),
+            format!("• Antigravity CLI (agy) is the Gemini CLI's successor and this tool's default backend since 2026-06-18. To install it, {install}, then run `agy` once to sign in."),
+            format!("• {}", hints.agy_location),
+            "• On a supported Gemini tier (paid API key or Enterprise/Standard license)? Set GEMINI_MCP_BACKEND=gemini to keep using the Gemini CLI instead.".to_string(),
+            more.to_string(),
+        ]),
         "gemini" => lines.extend([
-            "• The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: run `curl -fsSL https://antigravity.google/cli/install.sh | bash`, then unset GEMINI_MCP_BACKEND.",
-            "• Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.",
-            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
-        ].map(String::from)),
+            format!("• The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: {install}, then unset GEMINI_MCP_BACKEND."),
+            "• Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.".to_string(),
+            more.to_string(),
+        ]),
         _ => (),
     }
     lines.join("\n")

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::exec::{NotFoundHints, not_found_text};
+
 /// What a search reads from the environment and the file system.
 pub(crate) struct Search<'a> {
     /// `PATH`'s entries as `std::env::split_paths` gives them (split at `;`, quotes removed).
@@ -296,26 +298,12 @@ pub(crate) fn not_found_message(name: &str) -> String {
             .to_string(),
         _ => format!("{name}.exe in each PATH directory (never the current directory)"),
     };
-    let mut lines = vec![
-        format!("Could not find the \"{name}\" executable."),
-        "The MCP server runs in its own process and may not inherit your shell's PATH.".to_string(),
-        format!("• Verify it is installed and resolvable: the relay looks for {searched}."),
-    ];
-    match name {
-        "agy" => lines.extend([
-            "• Antigravity CLI (agy) is the Gemini CLI's successor and this tool's default backend since 2026-06-18. To install it, install it from https://goo.gle/gemini-cli-migration, then run `agy` once to sign in.",
-            "• It installs to %LOCALAPPDATA%\\agy\\bin\\agy.exe (older builds: %LOCALAPPDATA%\\Antigravity\\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe.",
-            "• On a supported Gemini tier (paid API key or Enterprise/Standard license)? Set GEMINI_MCP_BACKEND=gemini to keep using the Gemini CLI instead.",
-            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
-        ].map(String::from)),
-        "gemini" => lines.extend([
-            "• The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: install it from https://goo.gle/gemini-cli-migration, then unset GEMINI_MCP_BACKEND.",
-            "• Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.",
-            "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md",
-        ].map(String::from)),
-        _ => (),
-    }
-    lines.join("\n")
+    let hints = NotFoundHints {
+        verify: format!("the relay looks for {searched}"),
+        install: "install it from https://goo.gle/gemini-cli-migration",
+        agy_location: "It installs to %LOCALAPPDATA%\\agy\\bin\\agy.exe (older builds: %LOCALAPPDATA%\\Antigravity\\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe.",
+    };
+    not_found_text(name, &hints)
 }
 
 #[cfg(test)]
