@@ -170,6 +170,29 @@ $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll: fixtures/wine/b
 	x86_64-w64-mingw32-gcc -O2 -shared -o target/bcryptprimitives.dll $< -ladvapi32
 	cp target/bcryptprimitives.dll $@
 
+# The unit tests and the integration suite built for Windows and run under Wine: the fake CLIs are
+# the Windows program built from fixtures/fake_cli.rs (copied as agy.exe, and as the node.exe that
+# npm's gemini.cmd shim runs), so every process the tests start is a Windows process. Wine cannot
+# make a Windows link, so the project with links out of it is made here with POSIX links, which
+# Wine follows on open (only the relay's check of each handle's final path stands in their way).
+# Last, a console CTRL_C (what Wine makes of a SIGINT) must end a relay mid-call within a second
+# with nothing left running (tests/wine/ctrl_c.py).
+WINE_LINKS := $(CURDIR)/target/wine-links
+WINE_TEST_ENV := $(WINE_ENV) CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
+	GEMINI_RELAY_LINKED_PROJECT=$(WINE_LINKS)/project
+
+test-windows: wine-prefix
+	@rustup target list --installed 2>/dev/null | grep -qx $(WINDOWS) || rustup target add $(WINDOWS)
+	rm -rf $(WINE_LINKS) && mkdir -p $(WINE_LINKS)/project $(WINE_LINKS)/outside
+	echo SECRET-OUTSIDE > $(WINE_LINKS)/outside/secret.txt
+	echo INSIDE > $(WINE_LINKS)/project/inside.txt
+	ln -s ../outside/secret.txt $(WINE_LINKS)/project/leak.txt
+	ln -s ../outside $(WINE_LINKS)/project/ldir
+	$(CARGO) build --locked --target $(WINDOWS) --bins --example fake-cli
+	$(WINE_TEST_ENV) $(CARGO) test --locked --target $(WINDOWS)
+	$(WINE_ENV) python3 tests/wine/ctrl_c.py target/$(WINDOWS)/debug/gemini-relay.exe \
+		target/$(WINDOWS)/debug/examples/fake-cli.exe
+
 lint: self-contained fmt-check clippy
 
 # The repository explains itself: no comment, doc or test points at a specification that a clone

@@ -2,7 +2,6 @@
 //! tests), the argv each tool sends, the run ladder's branches, the queue, and the model tools.
 
 use std::fs;
-use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
@@ -787,14 +786,15 @@ fn doctor_subcommand_exit_status() {
         let mut cmd = util::relay_command();
         cmd.arg("doctor")
             .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", fakes.bin.path.clone());
+            .env("PATH", util::path_with(&[]))
+            .env("HOME", fakes.bin.path.clone())
+            .envs(util::system_environment(&fakes.bin.path));
         for (k, v) in extra {
             cmd.env(k, v);
         }
         cmd.output().unwrap()
     };
-    let agy_path = fakes.bin.join("agy").display().to_string();
+    let agy_path = fakes.agy().display().to_string();
     let ok = run(&[("AGY_CLI_PATH", &agy_path)]);
     assert_eq!(ok.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&ok.stdout).contains("System Ready"));
@@ -993,14 +993,24 @@ fn two_concurrent_image_calls_each_get_their_own_file() {
     // second run that started before the first call's scan ended would write a newer image, in
     // the directory scanned last (`c1`, the fake's conversation), that the first call would take.
     // The busy conversation lives on a tmpfs where there is one: files are cheap to create there.
-    let shm = Path::new("/dev/shm");
-    let busy = if shm.is_dir() { TempDir::new_in(shm, "busy") } else { TempDir::new("busy") };
-    for n in 0..10_000 {
-        fs::File::create(busy.join(&format!("old_{n:05}.png"))).unwrap();
-    }
     let brain = relay.home.join(".gemini/antigravity-cli/brain");
     fs::create_dir_all(&brain).unwrap();
-    std::os::unix::fs::symlink(&busy.path, brain.join("a-busy-conversation")).unwrap();
+    // (Windows has no /dev/shm, and a link needs privileges there: the conversation is made in
+    // place.)
+    #[cfg(unix)]
+    let (_busy_dir, busy) = {
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = if shm.is_dir() { TempDir::new_in(shm, "busy") } else { TempDir::new("busy") };
+        std::os::unix::fs::symlink(&dir.path, brain.join("a-busy-conversation")).unwrap();
+        let path = dir.path.clone();
+        (dir, path)
+    };
+    #[cfg(not(unix))]
+    let busy = brain.join("a-busy-conversation");
+    fs::create_dir_all(&busy).unwrap();
+    for n in 0..10_000 {
+        fs::File::create(busy.join(format!("old_{n:05}.png"))).unwrap();
+    }
     let ids: Vec<Value> = (0..2)
         .map(|n| {
             relay.send_request(

@@ -3,23 +3,33 @@
 //! that outlives its call or the relay.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+#[cfg(unix)]
+use std::process::Command;
+use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
+#[cfg(unix)]
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+#[cfg(unix)]
+use serde_json::Value;
+use serde_json::json;
 
-use crate::util::{self, Fakes, Relay, Setup, peak_rss_kb};
+#[cfg(unix)]
+use crate::util::peak_rss_kb;
+use crate::util::{self, Fakes, Relay, Setup};
 
 /// Sends `signal` to the relay.
+#[cfg(unix)]
 fn signal(relay: &Relay, signal: &str) {
     let status = Command::new("kill").args([signal, &relay.pid().to_string()]).status().unwrap();
     assert!(status.success());
 }
 
 /// The responses to the requests with the given ids, in any order, within `deadline`.
+#[cfg(unix)]
 fn responses(relay: &mut Relay, ids: &[Value], deadline: Duration) -> Vec<Value> {
     let until = Instant::now() + deadline;
     let mut got = Vec::new();
@@ -78,6 +88,7 @@ fn a_request_reusing_the_id_of_a_running_batched_call_is_refused() {
     assert_eq!(batch[1]["result"]["isError"], false);
 }
 
+#[cfg(unix)]
 #[test]
 fn every_call_is_answered_when_the_relay_may_not_start_more_threads() {
     // The repro: 400 calls that each hold a worker for a while, then a model call, under an
@@ -115,6 +126,7 @@ fn every_call_is_answered_when_the_relay_may_not_start_more_threads() {
     assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
 }
 
+#[cfg(unix)]
 #[test]
 fn a_call_without_a_worker_is_answered_and_the_agy_lane_moves_on() {
     // So little address space that hardly any worker can start: calls that get none are answered
@@ -178,6 +190,7 @@ fn big_ping(n: usize) -> Vec<u8> {
 
 /// The peak resident set of a live process in KiB, where the system tells it (`VmHWM` in `/proc`
 /// on Linux); `None` elsewhere, where `reaped_children_peak_rss_kb` measures after the exit.
+#[cfg(unix)]
 fn live_peak_rss_kb(pid: u32) -> Option<u64> {
     cfg!(target_os = "linux").then(|| peak_rss_kb(pid))
 }
@@ -185,6 +198,7 @@ fn live_peak_rss_kb(pid: u32) -> Option<u64> {
 /// The largest peak resident set, in KiB, of any child this test process has reaped
 /// (`getrusage(RUSAGE_CHILDREN)`): an upper bound on each reaped child's own peak, on every POSIX
 /// system.
+#[cfg(unix)]
 fn reaped_children_peak_rss_kb() -> u64 {
     // SAFETY: an all-zero rusage is a valid value of this plain C structure.
     #[allow(unsafe_code)]
@@ -200,6 +214,7 @@ fn reaped_children_peak_rss_kb() -> u64 {
 
 /// The CPU time the process has used so far, in hundredths of a second: from `/proc` on Linux,
 /// from `ps` elsewhere (a `ps` that cannot run fails the test).
+#[cfg(unix)]
 fn cpu_centis(pid: u32) -> u64 {
     if cfg!(target_os = "linux") {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -215,6 +230,7 @@ fn cpu_centis(pid: u32) -> u64 {
 }
 
 /// `ps`'s cumulative CPU time, `[[dd-]hh:]mm:ss[.cc]`, in hundredths of a second (0 when empty).
+#[cfg(unix)]
 fn parse_cpu_time(text: &str) -> u64 {
     let (days, clock) = text.split_once('-').unwrap_or(("0", text));
     let (clock, centis) = clock.split_once('.').unwrap_or((clock, "0"));
@@ -223,6 +239,7 @@ fn parse_cpu_time(text: &str) -> u64 {
     (days * 86_400 + seconds) * 100 + centis.parse::<u64>().unwrap_or(0)
 }
 
+#[cfg(unix)]
 #[test]
 fn cpu_times_from_ps_are_read_in_hundredths() {
     assert_eq!(parse_cpu_time("0:00.05"), 5);
@@ -240,6 +257,7 @@ fn cpu_times_from_ps_are_read_in_hundredths() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn the_peak_memory_of_a_reaped_child_is_measured() {
     // A child that touches 64 MiB: its peak, once it is reaped, is at least that.
@@ -264,6 +282,7 @@ fn wait_exit(child: &mut std::process::Child, within: Duration) -> bool {
     false
 }
 
+#[cfg(unix)]
 #[test]
 fn a_client_that_stops_reading_stdout_stops_the_relay_reading_stdin() {
     let (mut child, written) = unread_relay();
@@ -331,6 +350,7 @@ fn what_a_cli_leaves_behind_is_killed_before_the_call_is_answered() {
     assert!(left.is_empty(), "still running after the answer: {left:?}");
 }
 
+#[cfg(unix)]
 #[test]
 fn a_signal_right_after_calls_start_leaves_no_process_behind() {
     for round in 0..12u64 {

@@ -47,6 +47,7 @@ fn gemini_prompt_that_looks_like_a_flag_and_a_big_prompt_arrive_intact() {
     assert_eq!(runs[1].stdin().unwrap(), big.as_bytes());
 }
 
+#[cfg(unix)]
 #[test]
 fn each_child_runs_in_its_own_process_group() {
     let fakes = Fakes::new();
@@ -57,40 +58,52 @@ fn each_child_runs_in_its_own_process_group() {
     assert_ne!(run.pgid(), relay.pid() as i64);
 }
 
-/// The harness's leftover check sees a fake that still runs, and its grandchild, through the
-/// marker (where `/proc` exists) and through `ps` on the logged pids and group (everywhere).
+/// The harness's leftover check sees a fake that still runs, and its grandchild: through the
+/// marker (where `/proc` exists) and through `ps` on the logged pids and group (on every POSIX
+/// system), through handles to the logged pids on Windows.
 #[test]
 fn the_leftover_check_sees_a_running_fake_and_its_grandchild() {
     use std::io::Write;
-    use std::os::unix::process::CommandExt;
 
     let fakes = Fakes::new();
     let (key, value) = fakes.marker.split_once('=').unwrap();
-    let mut child = std::process::Command::new(fakes.bin.join("gemini"))
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+    let mut cmd = std::process::Command::new(fakes.agy());
+    cmd.env("PATH", crate::util::path_with(&[]))
         .env("FAKE_LOG", &fakes.log)
         .env("FAKE_SLEEP", "30")
         .env("FAKE_GRANDCHILD", "detached")
         .env(key, value)
-        .process_group(0)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"hi").unwrap();
+        .args(["--input-format", "stream-json"])
+        .stdin(std::process::Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().unwrap();
+    let line = br#"{"event":"user","message":{"role":"user","content":"hi"}}"#;
+    child.stdin.take().unwrap().write_all(line).unwrap();
     wait_for_runs(&fakes, 1);
     let run = &fakes.prompt_runs()[0];
     let grandchild = run.record["grandchild"].as_u64().unwrap() as u32;
     let left = fakes.leftovers(0, Duration::ZERO);
     assert!(left.contains(&child.id()) && left.contains(&grandchild), "{left:?}");
-    let (pids, groups) = ([grandchild].into(), [run.pgid() as u32].into());
-    let seen = crate::util::live_processes_of(&pids, &groups);
-    assert!(seen.contains(&child.id()) && seen.contains(&grandchild), "{seen:?}");
-    // SAFETY: kill(2) takes integers only; a negative pid names the fake's process group. The
-    // detached grandchild leads a session of its own, so it is killed by pid.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::kill(-(run.pgid() as i32), libc::SIGKILL);
-        libc::kill(grandchild as i32, libc::SIGKILL);
+    #[cfg(unix)]
+    {
+        let (pids, groups) = ([grandchild].into(), [run.pgid() as u32].into());
+        let seen = crate::util::live_processes_of(&pids, &groups);
+        assert!(seen.contains(&child.id()) && seen.contains(&grandchild), "{seen:?}");
+        // SAFETY: kill(2) takes integers only; a negative pid names the fake's process group. The
+        // detached grandchild leads a session of its own, so it is killed by pid.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(-(run.pgid() as i32), libc::SIGKILL);
+            libc::kill(grandchild as i32, libc::SIGKILL);
+        }
+    }
+    #[cfg(windows)]
+    {
+        let seen = crate::util::live_processes_of(&[grandchild].into(), &Default::default());
+        assert_eq!(seen, [grandchild]);
+        child.kill().unwrap();
+        crate::util::winproc::kill(grandchild);
     }
     child.wait().unwrap();
     let left = fakes.leftovers(0, Duration::from_secs(2));
@@ -276,6 +289,7 @@ fn at_end_of_input_calls_waiting_in_the_agy_lane_never_start() {
     assert_eq!(stderr.matches("Starting: agy").count(), 1, "{stderr}");
 }
 
+#[cfg(unix)]
 #[test]
 fn sigterm_kills_children_and_exits() {
     for signal in [libc::SIGTERM, libc::SIGINT] {
@@ -432,6 +446,7 @@ fn shutdown_round(round: usize, stop: impl FnOnce(&mut Relay)) {
     assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty(), "round {round}");
 }
 
+#[cfg(unix)]
 #[test]
 fn shutdown_by_signal_never_starts_recovery() {
     for round in 0..50 {

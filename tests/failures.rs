@@ -5,11 +5,12 @@
 //! runs the fake recorded.
 
 use std::fs;
+use std::io::Write;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, TempDir, fixtures, wait_for_runs};
+use crate::util::{self, Fakes, Relay, Setup, TempDir, wait_for_runs};
 
 const THREAD: &str = "\n\n🧵 conversationId: c1 (pass it back to continue this thread)";
 const CUT_OFF: &str =
@@ -517,12 +518,9 @@ fn another_model_answering_is_noticed() {
 #[test]
 fn an_updated_agy_is_probed_again() {
     let dir = TempDir::new("agy-update");
-    let exe = dir.join("agy");
-    let original = fs::read_to_string(fixtures().join("fake-agy")).unwrap();
-    fs::write(&exe, &original).unwrap();
-    let mut perms = fs::metadata(&exe).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    fs::set_permissions(&exe, perms).unwrap();
+    // A copy of the fake agy (copied with its permissions) that the test can rewrite.
+    let exe = dir.join(&format!("agy{}", std::env::consts::EXE_SUFFIX));
+    fs::copy(util::fake_agy_program(), &exe).unwrap();
     let help = dir.write("help", "full");
     let fakes = Fakes::new();
     let mut relay = agy(&fakes)
@@ -539,7 +537,10 @@ fn an_updated_agy_is_probed_again() {
 
     // `agy update`: a build without stream-json input, in a file of another size and time.
     fs::write(&help, "nostream").unwrap();
-    fs::write(&exe, format!("{original}\n# updated\n")).unwrap();
+    // (A script ignores a trailing comment, and a Windows program the bytes after its image.)
+    let mut file = fs::OpenOptions::new().append(true).open(&exe).unwrap();
+    file.write_all(b"\n# updated\n").unwrap();
+    drop(file);
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "three"}));
     assert_eq!(
         (text.as_str(), is_error),

@@ -3,16 +3,23 @@
 //! secrets and stays within its budget, and gemini-image's outputPath never writes through a
 //! symlink or blocks on a FIFO.
 
+#[cfg(unix)]
 use std::ffi::CString;
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
+#[cfg(unix)]
 use std::os::unix::fs::symlink;
+#[cfg(unix)]
 use std::path::Path;
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, TempDir};
+#[cfg(unix)]
+use crate::util::Relay;
+use crate::util::{Fakes, Setup, TempDir};
 
 /// The inline budget: inlining adds at most this many bytes to a prompt, headers and footers
 /// included.
@@ -26,6 +33,7 @@ fn agy(fakes: &Fakes) -> Setup {
     fakes.setup().env("GEMINI_MCP_BACKEND", "agy")
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let path = CString::new(path.as_os_str().as_bytes()).unwrap();
     // SAFETY: `path` is a valid NUL-terminated path.
@@ -80,6 +88,7 @@ fn gemini_backend_passes_what_the_cli_does_not_read_as_a_reference() {
     assert_eq!(runs[0].stdin().unwrap(), br"see \@../secret.txt");
 }
 
+#[cfg(unix)]
 #[test]
 fn agy_inlining_skips_fifos_and_secrets_without_blocking() {
     let fakes = Fakes::new();
@@ -130,10 +139,12 @@ fn agy_inlining_never_grows_a_prompt_past_the_budget() {
 }
 
 /// A relay whose fake agy writes an image into its brain directory and links it in the reply.
+#[cfg(unix)]
 fn image_relay(fakes: &Fakes, project: &Path) -> Relay {
     agy(fakes).env("FAKE_AGY_IMAGE", "1").cwd(project).spawn()
 }
 
+#[cfg(unix)]
 #[test]
 fn image_output_path_never_writes_through_a_symlink() {
     let fakes = Fakes::new();
@@ -167,6 +178,7 @@ fn image_output_path_never_writes_through_a_symlink() {
     assert_eq!(outside_names.len(), 1, "nothing new outside the project");
 }
 
+#[cfg(unix)]
 #[test]
 fn image_output_path_fifo_fails_promptly() {
     let fakes = Fakes::new();

@@ -3,9 +3,6 @@
 
 // The harness spawns the binary under test; the one-door rule is for the product.
 #![allow(clippy::disallowed_methods)]
-// The fakes in `fixtures/` are POSIX shell scripts and the checks use process groups, signals,
-// FIFOs and symlinks, so on Windows this crate is empty until the fakes are Windows programs.
-#![cfg(unix)]
 
 mod util;
 
@@ -33,3 +30,8 @@ mod changemode;
 
 // `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
 mod files;
+
+// What only Windows has: the CLI search, caller text with no cmd.exe between, the command-line
+// limit, Windows path forms, links out of the project, Job Objects.
+#[cfg(windows)]
+mod windows;

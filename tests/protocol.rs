@@ -1,7 +1,10 @@
 //! Transport, JSON-RPC strictness and the MCP lifecycle of both protocol eras, against the real binary.
 
+#[cfg(unix)]
 use std::io::Write;
+#[cfg(unix)]
 use std::path::Path;
+#[cfg(unix)]
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -572,6 +575,7 @@ fn stdin_eof_exits_zero_promptly() {
     assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
 }
 
+#[cfg(unix)]
 #[test]
 fn sigterm_and_sigint_exit_promptly_without_closing_stdin() {
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
@@ -875,6 +879,7 @@ fn a_negative_zero_id_is_the_integer_zero_and_a_fractional_token_is_no_token() {
 }
 
 /// `gemini-relay config <host>` run from `binary` with only `env` in its environment.
+#[cfg(unix)]
 fn relay_config(binary: &Path, host: &str, env: &[(&str, &str)]) -> Output {
     let out = util::relay_command_for(binary)
         .args(["config", host])
@@ -887,6 +892,7 @@ fn relay_config(binary: &Path, host: &str, env: &[(&str, &str)]) -> Output {
 }
 
 /// TOML parsed by python3's `tomllib`, as JSON.
+#[cfg(unix)]
 fn parse_toml(text: &str) -> Value {
     let mut python = Command::new("python3")
         .args([
@@ -910,6 +916,7 @@ fn parse_toml(text: &str) -> Value {
 
 /// The arguments `claude` gets when `script` (what `config claude` printed) runs in `sh`, and what
 /// `script` left in `MCP_TOOL_TIMEOUT`.
+#[cfg(unix)]
 fn run_claude_script(script: &str) -> (Vec<String>, String) {
     let fake = "claude() { for arg in \"$@\"; do printf '%s\\0' \"$arg\"; done; }\n";
     let out = Command::new("sh")
@@ -925,6 +932,7 @@ fn run_claude_script(script: &str) -> (Vec<String>, String) {
     (args, timeout.to_string())
 }
 
+#[cfg(unix)]
 #[test]
 fn config_codex_tool_timeout_is_gemini_mcp_timeout_plus_two_minutes() {
     let binary = util::relay_bin();
@@ -947,6 +955,7 @@ fn config_codex_tool_timeout_is_gemini_mcp_timeout_plus_two_minutes() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
     // A hard link in a directory whose name needs quoting in every format: `current_exe` reports
@@ -1058,6 +1067,7 @@ fn config_with_an_unknown_or_missing_host_is_one_line_and_exit_2() {
     assert!(help.contains("gemini-relay config <host>"), "{help}");
 }
 
+#[cfg(unix)]
 #[test]
 fn config_writes_relative_cli_paths_absolute_from_where_it_runs() {
     let project = util::TempDir::new("config-project");
@@ -1094,6 +1104,7 @@ fn config_writes_relative_cli_paths_absolute_from_where_it_runs() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn config_leaves_out_a_value_the_host_would_expand_with_a_warning() {
     let binary = util::relay_bin();
@@ -1126,6 +1137,7 @@ fn config_leaves_out_a_value_the_host_would_expand_with_a_warning() {
     assert_eq!(config["mcp_servers"]["gemini-relay"]["env"]["AGY_CLI_PATH"], value);
 }
 
+#[cfg(unix)]
 #[test]
 fn config_claude_pastes_into_an_interactive_zsh_and_its_export_runs() {
     let binary = util::relay_bin();

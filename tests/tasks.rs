@@ -531,6 +531,7 @@ fn a_result_too_large_to_keep_fails_naming_the_limit_and_evicts_nothing() {
     assert!(!is_error && text.ends_with(&"\"".repeat(40_000)), "{}", text.len());
 }
 
+#[cfg(unix)]
 #[test]
 fn polling_a_large_result_with_stdout_unread_holds_it_once() {
     use std::io::{BufRead, BufReader, Write};

@@ -214,6 +214,7 @@ impl Relay {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &home.path)
             .env("RUST_LOG", "debug")
+            .envs(system_environment(&home.path))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -514,12 +515,44 @@ fn truncate(line: &str) -> String {
     format!("{}… ({} bytes)", &line[..end], line.len())
 }
 
+/// What a Windows program needs from its environment besides `PATH`: the system's directories and
+/// temporary directory, and `USERPROFILE`, the home there (the test's own home). None on POSIX.
+pub fn system_environment(home: &Path) -> Vec<(String, std::ffi::OsString)> {
+    if !cfg!(windows) {
+        return Vec::new();
+    }
+    let mut vars: Vec<(String, std::ffi::OsString)> =
+        ["SystemRoot", "windir", "TEMP", "TMP", "PATHEXT"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_string(), std::env::var_os(key)?)))
+            .collect();
+    vars.push(("USERPROFILE".to_string(), home.as_os_str().to_owned()));
+    vars
+}
+
+/// `PATH` for a relay or a fake: `dirs` first, then the system's directories for programs (on
+/// POSIX the usual bin directories, on Windows the system32 and Windows directories), joined with
+/// the system's separator.
+pub fn path_with(dirs: &[&Path]) -> std::ffi::OsString {
+    let mut all: Vec<PathBuf> = dirs.iter().map(|dir| dir.to_path_buf()).collect();
+    if cfg!(windows) {
+        let root = PathBuf::from(std::env::var_os("SystemRoot").unwrap_or(r"C:\windows".into()));
+        all.extend([root.join("system32"), root]);
+    } else {
+        all.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
+    }
+    std::env::join_paths(all).expect("PATH entries without the separator")
+}
+
 /// Processes whose environment carries `marker` (every child of a test run gets one), found
-/// through `/proc`; a Linux whose `/proc` cannot be read fails the test. Without `/proc` (macOS)
-/// this finds nothing, and `Fakes::leftovers` relies on what the fakes logged.
+/// through `/proc`; a Linux whose `/proc` cannot be read fails the test. Without `/proc` (macOS,
+/// Windows) this finds nothing, and `Fakes::leftovers` relies on what the fakes logged.
 pub fn marked_processes(marker: &str) -> Vec<u32> {
     let needle = marker.as_bytes();
     let mut pids = Vec::new();
+    if cfg!(windows) {
+        return pids;
+    }
     let entries = match fs::read_dir("/proc") {
         Ok(entries) => entries,
         Err(err) if cfg!(target_os = "linux") => panic!("cannot read /proc: {err}"),
@@ -539,6 +572,7 @@ pub fn marked_processes(marker: &str) -> Vec<u32> {
 /// Live processes (not zombies) that are one of `pids` or belong to one of the process groups
 /// `pgids`, from one `ps` listing; works on every POSIX system, `/proc` or not. A `ps` that cannot
 /// run or list fails the test.
+#[cfg(unix)]
 pub fn live_processes_of(pids: &HashSet<u32>, pgids: &HashSet<u32>) -> Vec<u32> {
     let out = Command::new("ps").args(["-A", "-o", "pid=,pgid=,stat="]).output().expect("ps runs");
     assert!(out.status.success(), "ps -A failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -560,6 +594,55 @@ pub fn live_processes_of(pids: &HashSet<u32>, pgids: &HashSet<u32>) -> Vec<u32> 
     // At least this test process and `ps` itself are listed.
     assert!(rows >= 2, "ps -A listed no processes:\n{listing}");
     live
+}
+
+/// Live processes among `pids`, each asked through a handle to it: Windows has no process
+/// groups (a run's tree is its Job Object), so `pgids` is empty there.
+#[cfg(windows)]
+pub fn live_processes_of(pids: &HashSet<u32>, pgids: &HashSet<u32>) -> Vec<u32> {
+    assert!(pgids.is_empty(), "Windows has no process groups: {pgids:?}");
+    pids.iter().copied().filter(|pid| winproc::is_running(*pid)).collect()
+}
+
+/// Processes asked through handles, for the leftover checks on Windows.
+#[cfg(windows)]
+pub mod winproc {
+    use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_TERMINATE,
+        TerminateProcess,
+    };
+
+    /// Whether process `pid` still runs: it can be opened and has no exit code yet. A process
+    /// that ended and whose last handle closed cannot be opened.
+    pub fn is_running(pid: u32) -> bool {
+        // SAFETY: OpenProcess takes an access mask, a flag and a pid; the handle is checked, used
+        // for one query and closed here.
+        #[allow(unsafe_code)]
+        unsafe {
+            let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+            if handle.is_null() {
+                return false;
+            }
+            let mut code = 0u32;
+            let asked = GetExitCodeProcess(handle, &mut code);
+            CloseHandle(handle);
+            asked != 0 && code == STILL_ACTIVE as u32
+        }
+    }
+
+    /// Ends process `pid`, if it can be opened.
+    pub fn kill(pid: u32) {
+        // SAFETY: as in `is_running`: the handle is checked, used once and closed here.
+        #[allow(unsafe_code)]
+        unsafe {
+            let handle = OpenProcess(PROCESS_TERMINATE, 0, pid);
+            if !handle.is_null() {
+                TerminateProcess(handle, 1);
+                CloseHandle(handle);
+            }
+        }
+    }
 }
 
 /// Waits until no process carries `marker`, up to `timeout`; returns the survivors.
@@ -595,21 +678,41 @@ pub struct Invocation {
 }
 
 impl Fakes {
+    /// On POSIX, links to the shell fakes `fixtures/fake-agy` and `fixtures/fake-gemini`. On
+    /// Windows, copies of the fake CLI program (the cargo example `fake-cli`, which takes the same
+    /// knobs): `agy.exe`, and gemini as npm installs it, `gemini.cmd` (the cmd-shim in
+    /// `fixtures/npm/`) beside `node.exe` and the script it names, so every gemini run goes through
+    /// the relay's reading of the shim.
     pub fn new() -> Fakes {
         let bin = TempDir::new("bin");
+        #[cfg(unix)]
         for (name, fixture) in [("gemini", "fake-gemini"), ("agy", "fake-agy")] {
             std::os::unix::fs::symlink(fixtures().join(fixture), bin.join(name)).unwrap();
+        }
+        #[cfg(windows)]
+        {
+            let program = fake_cli_program();
+            fs::copy(&program, bin.join("agy.exe")).unwrap();
+            fs::copy(&program, bin.join("node.exe")).unwrap();
+            fs::copy(fixtures().join("npm").join("gemini.cmd"), bin.join("gemini.cmd")).unwrap();
+            bin.write(NPM_GEMINI_SCRIPT, "// stands for the Gemini CLI; node.exe is the fake\n");
         }
         let log = bin.join("fake.log");
         Fakes { bin, log, marker: marker() }
     }
 
+    /// The agy the relay is pointed at.
+    pub fn agy(&self) -> PathBuf {
+        self.bin.join(&format!("agy{}", std::env::consts::EXE_SUFFIX))
+    }
+
     /// A relay setup using these fakes (agy through `AGY_CLI_PATH`, gemini through PATH).
     pub fn setup(&self) -> Setup {
         let (key, value) = self.marker.split_once('=').unwrap();
+        let path = path_with(&[&self.bin.path]);
         Setup::new()
-            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.path.display()))
-            .env("AGY_CLI_PATH", self.bin.join("agy").display().to_string())
+            .env("PATH", path.to_str().expect("a UTF-8 PATH"))
+            .env("AGY_CLI_PATH", self.agy().display().to_string())
             .env("FAKE_LOG", self.log.display().to_string())
             .env(key, value)
     }
@@ -656,6 +759,26 @@ impl Fakes {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Where npm's gemini shim finds its script, relative to the shim.
+#[cfg(windows)]
+const NPM_GEMINI_SCRIPT: &str = "node_modules/@google/gemini-cli/dist/index.js";
+
+/// The fake CLI program built for this test run (`cargo build --example fake-cli`): cargo puts
+/// examples in `examples/` beside the `deps/` directory that holds this test binary.
+pub fn fake_cli_program() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+    let program =
+        profile.join("examples").join(format!("fake-cli{}", std::env::consts::EXE_SUFFIX));
+    assert!(program.is_file(), "{} is missing: cargo build --example fake-cli", program.display());
+    program
+}
+
+/// The program `Fakes` installs as agy, for a test that needs a copy of its own.
+pub fn fake_agy_program() -> PathBuf {
+    if cfg!(windows) { fake_cli_program() } else { fixtures().join("fake-agy") }
 }
 
 /// Waits until the fakes logged `n` prompt runs (the child is up).
