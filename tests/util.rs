@@ -77,6 +77,26 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// Whether the tests run against the Rust fake CLI (`GEMINI_RELAY_FAKES=rust`) instead of the sh
+/// scripts `fixtures/fake-agy` and `fixtures/fake-gemini`.
+pub fn rust_fakes() -> bool {
+    std::env::var("GEMINI_RELAY_FAKES").is_ok_and(|fakes| fakes == "rust")
+}
+
+/// The program that plays the fake CLI `name` (`agy` or `gemini`): its sh script in `fixtures/`,
+/// or with `rust_fakes()` the Rust fake that `cargo build --example fake-cli` built beside this
+/// test executable (`target/[<triple>/]<profile>/examples`), which plays the CLI it is named after.
+pub fn fake_program(name: &str) -> PathBuf {
+    if !rust_fakes() {
+        return fixtures().join(format!("fake-{name}"));
+    }
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(Path::parent).unwrap();
+    let fake = profile.join("examples").join(format!("fake-cli{}", std::env::consts::EXE_SUFFIX));
+    assert!(fake.is_file(), "{} is missing: cargo build --example fake-cli", fake.display());
+    fake
+}
+
 /// The relay binary under test: `GEMINI_RELAY_BIN` when set (another build of it, such as the
 /// aarch64 release binary), else the one cargo built for this test run.
 pub fn relay_bin() -> PathBuf {
@@ -597,8 +617,19 @@ pub struct Invocation {
 impl Fakes {
     pub fn new() -> Fakes {
         let bin = TempDir::new("bin");
-        for (name, fixture) in [("gemini", "fake-gemini"), ("agy", "fake-agy")] {
-            std::os::unix::fs::symlink(fixtures().join(fixture), bin.join(name)).unwrap();
+        for name in ["gemini", "agy"] {
+            let program = fake_program(name);
+            if rust_fakes() {
+                // A hard link where the file system allows one, else a copy: the Rust fake must
+                // carry the CLI's name, and no test then holds a file open for writing that
+                // another test's relay is about to run.
+                let path = bin.join(&format!("{name}{}", std::env::consts::EXE_SUFFIX));
+                fs::hard_link(&program, &path)
+                    .or_else(|_| fs::copy(&program, &path).map(drop))
+                    .unwrap();
+            } else {
+                std::os::unix::fs::symlink(program, bin.join(name)).unwrap();
+            }
         }
         let log = bin.join("fake.log");
         Fakes { bin, log, marker: marker() }
