@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::util::{Fakes, Relay, Setup, TempDir, fixtures, wait_for_runs};
+use crate::util::{Fakes, Relay, Setup, TempDir, fake_program, wait_for_runs};
 
 const THREAD: &str = "\n\n🧵 conversationId: c1 (pass it back to continue this thread)";
 const CUT_OFF: &str =
@@ -518,7 +518,7 @@ fn another_model_answering_is_noticed() {
 fn an_updated_agy_is_probed_again() {
     let dir = TempDir::new("agy-update");
     let exe = dir.join("agy");
-    let original = fs::read_to_string(fixtures().join("fake-agy")).unwrap();
+    let original = fs::read(fake_program("agy")).unwrap();
     fs::write(&exe, &original).unwrap();
     let mut perms = fs::metadata(&exe).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
@@ -537,9 +537,10 @@ fn an_updated_agy_is_probed_again() {
     assert_eq!(probes(&fakes), 1, "an unchanged agy is probed once");
     assert!(last_argv(&fakes).contains(&"stream-json".to_string()));
 
-    // `agy update`: a build without stream-json input, in a file of another size and time.
+    // `agy update`: a build without stream-json input, in a file of another size and time (the
+    // bytes appended change what neither a script nor an executable does).
     fs::write(&help, "nostream").unwrap();
-    fs::write(&exe, format!("{original}\n# updated\n")).unwrap();
+    fs::write(&exe, [&original[..], b"\n# updated\n"].concat()).unwrap();
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "three"}));
     assert_eq!(
         (text.as_str(), is_error),
