@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::util::{self, Fakes, Relay, Setup, TempDir, wait_for_runs};
+use crate::util::{Fakes, Relay, Setup, TempDir, fake_program, wait_for_runs};
 
 const THREAD: &str = "\n\n🧵 conversationId: c1 (pass it back to continue this thread)";
 const CUT_OFF: &str =
@@ -520,7 +520,7 @@ fn an_updated_agy_is_probed_again() {
     let dir = TempDir::new("agy-update");
     // A copy of the fake agy (copied with its permissions) that the test can rewrite.
     let exe = dir.join(&format!("agy{}", std::env::consts::EXE_SUFFIX));
-    fs::copy(util::fake_agy_program(), &exe).unwrap();
+    fs::copy(fake_program("agy"), &exe).unwrap();
     let help = dir.write("help", "full");
     let fakes = Fakes::new();
     let mut relay = agy(&fakes)
@@ -535,9 +535,9 @@ fn an_updated_agy_is_probed_again() {
     assert_eq!(probes(&fakes), 1, "an unchanged agy is probed once");
     assert!(last_argv(&fakes).contains(&"stream-json".to_string()));
 
-    // `agy update`: a build without stream-json input, in a file of another size and time.
+    // `agy update`: a build without stream-json input, in a file of another size and time (the
+    // bytes appended change what neither a script nor an executable does).
     fs::write(&help, "nostream").unwrap();
-    // (A script ignores a trailing comment, and a Windows program the bytes after its image.)
     let mut file = fs::OpenOptions::new().append(true).open(&exe).unwrap();
     file.write_all(b"\n# updated\n").unwrap();
     drop(file);

@@ -77,6 +77,27 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// Whether the tests run against the Rust fake CLI instead of the sh scripts `fixtures/fake-agy`
+/// and `fixtures/fake-gemini`: always on Windows, which runs no sh script, and elsewhere with
+/// `GEMINI_RELAY_FAKES=rust`.
+pub fn rust_fakes() -> bool {
+    cfg!(windows) || std::env::var("GEMINI_RELAY_FAKES").is_ok_and(|fakes| fakes == "rust")
+}
+
+/// The program that plays the fake CLI `name` (`agy` or `gemini`): its sh script in `fixtures/`,
+/// or with `rust_fakes()` the Rust fake that `cargo build --example fake-cli` built beside this
+/// test executable (`target/[<triple>/]<profile>/examples`), which plays the CLI it is named after.
+pub fn fake_program(name: &str) -> PathBuf {
+    if !rust_fakes() {
+        return fixtures().join(format!("fake-{name}"));
+    }
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(Path::parent).unwrap();
+    let fake = profile.join("examples").join(format!("fake-cli{}", std::env::consts::EXE_SUFFIX));
+    assert!(fake.is_file(), "{} is missing: cargo build --example fake-cli", fake.display());
+    fake
+}
+
 /// The relay binary under test: `GEMINI_RELAY_BIN` when set (another build of it, such as the
 /// aarch64 release binary), else the one cargo built for this test run.
 pub fn relay_bin() -> PathBuf {
@@ -678,24 +699,40 @@ pub struct Invocation {
 }
 
 impl Fakes {
-    /// On POSIX, links to the shell fakes `fixtures/fake-agy` and `fixtures/fake-gemini`. On
-    /// Windows, copies of the fake CLI program (the cargo example `fake-cli`, which takes the same
-    /// knobs): `agy.exe`, and gemini as npm installs it, `gemini.cmd` (the cmd-shim in
-    /// `fixtures/npm/`) beside `node.exe` and the script it names, so every gemini run goes through
-    /// the relay's reading of the shim.
+    /// The shell fakes `fixtures/fake-agy` and `fixtures/fake-gemini`, linked as `agy` and
+    /// `gemini`; or with `rust_fakes()` (always on Windows) the fake CLI program, which plays the
+    /// CLI it is named after: as `agy`, and on POSIX as `gemini`. On Windows gemini is laid out as
+    /// npm installs it: `gemini.cmd` (the cmd-shim in `fixtures/npm/`) beside `node.exe` (the fake)
+    /// and the script the shim names, so every gemini run goes through the relay's reading of the
+    /// shim.
     pub fn new() -> Fakes {
         let bin = TempDir::new("bin");
-        #[cfg(unix)]
-        for (name, fixture) in [("gemini", "fake-gemini"), ("agy", "fake-agy")] {
-            std::os::unix::fs::symlink(fixtures().join(fixture), bin.join(name)).unwrap();
-        }
-        #[cfg(windows)]
-        {
-            let program = fake_cli_program();
-            fs::copy(&program, bin.join("agy.exe")).unwrap();
-            fs::copy(&program, bin.join("node.exe")).unwrap();
-            fs::copy(fixtures().join("npm").join("gemini.cmd"), bin.join("gemini.cmd")).unwrap();
-            bin.write(NPM_GEMINI_SCRIPT, "// stands for the Gemini CLI; node.exe is the fake\n");
+        if rust_fakes() {
+            // A hard link where the file system allows one, else a copy: the Rust fake must carry
+            // the CLI's name, and no test then holds a file open for writing that another test's
+            // relay is about to run.
+            let place = |name: &str| {
+                let path = bin.join(&format!("{name}{}", std::env::consts::EXE_SUFFIX));
+                fs::hard_link(fake_program("agy"), &path)
+                    .or_else(|_| fs::copy(fake_program("agy"), &path).map(drop))
+                    .unwrap();
+            };
+            place("agy");
+            if cfg!(windows) {
+                place("node");
+                fs::copy(fixtures().join("npm/gemini.cmd"), bin.join("gemini.cmd")).unwrap();
+                bin.write(
+                    NPM_GEMINI_SCRIPT,
+                    "// stands for the Gemini CLI; node.exe is the fake\n",
+                );
+            } else {
+                place("gemini");
+            }
+        } else {
+            #[cfg(unix)]
+            for name in ["gemini", "agy"] {
+                std::os::unix::fs::symlink(fake_program(name), bin.join(name)).unwrap();
+            }
         }
         let log = bin.join("fake.log");
         Fakes { bin, log, marker: marker() }
@@ -762,24 +799,7 @@ impl Fakes {
 }
 
 /// Where npm's gemini shim finds its script, relative to the shim.
-#[cfg(windows)]
 const NPM_GEMINI_SCRIPT: &str = "node_modules/@google/gemini-cli/dist/index.js";
-
-/// The fake CLI program built for this test run (`cargo build --example fake-cli`): cargo puts
-/// examples in `examples/` beside the `deps/` directory that holds this test binary.
-pub fn fake_cli_program() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
-    let program =
-        profile.join("examples").join(format!("fake-cli{}", std::env::consts::EXE_SUFFIX));
-    assert!(program.is_file(), "{} is missing: cargo build --example fake-cli", program.display());
-    program
-}
-
-/// The program `Fakes` installs as agy, for a test that needs a copy of its own.
-pub fn fake_agy_program() -> PathBuf {
-    if cfg!(windows) { fake_cli_program() } else { fixtures().join("fake-agy") }
-}
 
 /// Waits until the fakes logged `n` prompt runs (the child is up).
 pub fn wait_for_runs(fakes: &Fakes, n: usize) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::{self, Fakes, Setup, TempDir, fixtures, path_with, wait_for_runs};
+use crate::util::{self, Fakes, Setup, TempDir, fake_program, fixtures, path_with, wait_for_runs};
 
 fn agy(fakes: &Fakes) -> Setup {
     fakes.setup().env("GEMINI_MCP_BACKEND", "agy")
@@ -28,8 +28,8 @@ fn a_cli_in_the_project_is_never_run() {
     // PATH names only the system's directories, so neither CLI is installed.
     let fakes = Fakes::new();
     let project = TempDir::new("proj");
-    fs::copy(util::fake_cli_program(), project.join("agy.exe")).unwrap();
-    fs::copy(util::fake_cli_program(), project.join("node.exe")).unwrap();
+    fs::copy(fake_program("agy"), project.join("agy.exe")).unwrap();
+    fs::copy(fake_program("agy"), project.join("node.exe")).unwrap();
     fs::copy(fixtures().join("npm").join("gemini.cmd"), project.join("gemini.cmd")).unwrap();
     project.write("node_modules/@google/gemini-cli/dist/index.js", "");
     for backend in ["agy", "gemini"] {
