@@ -9,7 +9,7 @@ BIN     := target/release/gemini-relay
 # The size budget of the x86_64 musl binary: 1.25 MiB, met by the target and the release profile.
 BUDGET  ?= 1310720
 PREFIX  ?= $(HOME)/.local
-# The dist tarballs' timestamps: the commit's time, so that two builds of one commit are the same bytes.
+# The dist archives' timestamps: the commit's time, so that two builds of one commit are the same bytes.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 export SOURCE_DATE_EPOCH
 # The interop client config: which tools each step calls. fixtures/interop-ask.json makes every host
@@ -43,7 +43,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 # RUSTFLAGS in the caller's environment would replace the per-target flags above.
 RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
-.PHONY: wine-prefix test-windows all release check-release dist install test test-musl test-aarch64 fuzz lint self-contained fmt-check \
+.PHONY: wine-prefix test-windows all release check-release dist dist-windows install test test-musl test-aarch64 fuzz lint self-contained fmt-check \
 	clippy clippy-macos clippy-windows unit run demo \
 	bench bench-quick interop clean
 
@@ -69,6 +69,22 @@ build-%-apple-darwin:
 	MACOSX_DEPLOYMENT_TARGET=$(MACOSX_DEPLOYMENT_TARGET) $(RELEASE_CARGO) zigbuild --release --locked \
 		--target $*-apple-darwin
 
+# The Windows binary: x86_64-pc-windows-gnu, linked by mingw-w64's gcc and GNU ld (Debian package
+# mingw-w64). `+crt-static` links libgcc's unwinder and the thread library in (without it the .exe
+# would need libgcc_s_seh-1.dll beside it), so it imports only system DLLs: kernel32, ntdll, msvcrt,
+# bcryptprimitives and an api-ms-win-core set. GNU ld writes the time of the link into the PE header;
+# --no-insert-timestamp writes 0 there, so that every build of one commit is the same bytes.
+WINDOWS := x86_64-pc-windows-gnu
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER := x86_64-w64-mingw32-gcc
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS := -C target-feature=+crt-static \
+	-C link-arg=-Wl,--no-insert-timestamp $(REMAP_RUSTFLAGS)
+build-%-pc-windows-gnu:
+	@if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx '$*-pc-windows-gnu'; then \
+		echo "rustup target add $*-pc-windows-gnu"; rustup target add '$*-pc-windows-gnu'; fi
+	@command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || { echo "build-$*-pc-windows-gnu:" \
+		"x86_64-w64-mingw32-gcc is missing (Debian package mingw-w64)" >&2; exit 1; }
+	$(RELEASE_CARGO) build --release --locked --target $*-pc-windows-gnu
+
 release: build-$(RELEASE_TARGET)
 	mkdir -p target/release
 	rm -f $(BIN) && cp target/$(RELEASE_TARGET)/release/gemini-relay $(BIN)
@@ -86,13 +102,15 @@ check-release: release
 			"(see README, Building and releasing, for how the profile was chosen)" >&2; exit 1; fi; \
 		echo "check-release: $(BIN) is static, $$size bytes (budget $(BUDGET))"
 
-# dist/gemini-relay-<version>-<target>.tar.gz for the Linux and macOS targets, and dist/SHA256SUMS.
-# Reproducible: remapped paths (above), fixed file modes, tar entries sorted and owned by 0:0 with the
-# commit's time (SOURCE_DATE_EPOCH), and gzip without a name or timestamp.
+# dist/gemini-relay-<version>-<target>.tar.gz for the Linux and macOS targets, a .zip for Windows, and
+# dist/SHA256SUMS. Reproducible: remapped paths (above), fixed file modes, tar entries sorted and owned
+# by 0:0 with the commit's time (SOURCE_DATE_EPOCH), and gzip without a name or timestamp; the zip is
+# written the same way (below).
 DIST_TARGETS := x86_64-unknown-linux-musl $(AARCH64) $(MACOS_TARGETS)
-DIST_FILES := $(foreach t,$(DIST_TARGETS),gemini-relay-$(VERSION)-$(t).tar.gz)
+DIST_FILES := $(foreach t,$(DIST_TARGETS),gemini-relay-$(VERSION)-$(t).tar.gz) \
+	gemini-relay-$(VERSION)-$(WINDOWS).zip
 
-dist: $(foreach t,$(DIST_TARGETS),dist-$(t))
+dist: $(foreach t,$(DIST_TARGETS) $(WINDOWS),dist-$(t))
 	cd dist && sha256sum $(DIST_FILES) > SHA256SUMS
 	@cat dist/SHA256SUMS
 
@@ -107,6 +125,55 @@ dist-%: build-%
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(SOURCE_DATE_EPOCH) --format=gnu \
 		-C dist/.stage-$* -cf - gemini-relay-$(VERSION)-$* | gzip -9n > dist/gemini-relay-$(VERSION)-$*.tar.gz && \
 	rm -rf dist/.stage-$* && echo "dist/gemini-relay-$(VERSION)-$*.tar.gz"
+
+# The Windows zip, written by python3's zipfile (DIST_ZIP below): the folder's entry first, then its
+# files sorted by name, each with the commit's time in UTC, its mode (0755 for the folder and the
+# .exe, 0644 for the rest), deflated at level 9, and no extra fields. A zip cannot hold a time before
+# 1980, so an earlier SOURCE_DATE_EPOCH (0 outside a git checkout) becomes 1980-01-01 00:00:00. Its
+# times go in 2-second steps. The .exe is checked to import no DLL of mingw-w64's runtime (they are all
+# named lib*.dll: libgcc_s_seh-1.dll, libwinpthread-1.dll), so it runs without one beside it.
+define DIST_ZIP
+import os, sys, time, zipfile
+
+out, base, folder, epoch = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+stamp = time.gmtime(max(epoch, 315532800))[:6]
+
+
+def entry(name, mode):
+    info = zipfile.ZipInfo(name, stamp)
+    info.create_system = 3
+    info.external_attr = mode << 16
+    return info
+
+
+with zipfile.ZipFile(out, "w") as archive:
+    top = entry(folder + "/", os.stat(os.path.join(base, folder)).st_mode)
+    top.external_attr |= 0x10
+    archive.writestr(top, b"")
+    for name in sorted(os.listdir(os.path.join(base, folder))):
+        path = os.path.join(base, folder, name)
+        with open(path, "rb") as file:
+            data = file.read()
+        archive.writestr(entry(folder + "/" + name, os.stat(path).st_mode), data, zipfile.ZIP_DEFLATED, 9)
+endef
+export DIST_ZIP
+
+dist-%-pc-windows-gnu: build-%-pc-windows-gnu
+	@t=$*-pc-windows-gnu; exe=target/$$t/release/gemini-relay.exe; \
+	LC_ALL=C grep -qaF " ($$t" $$exe || \
+		{ echo "dist: $$exe does not name $$t for --version" >&2; exit 1; }; \
+	dlls=$$(x86_64-w64-mingw32-objdump -p $$exe | sed -n 's/^[[:space:]]*DLL Name: //p' | sort -fu) && \
+	if [ -z "$$dlls" ] || echo "$$dlls" | grep -qi '^lib'; then \
+		echo "dist: $$exe imports a DLL of mingw-w64's runtime, or objdump read none:" $$dlls >&2; exit 1; fi
+	@t=$*-pc-windows-gnu; name=gemini-relay-$(VERSION)-$$t; stage=dist/.stage-$$t; \
+	rm -rf $$stage && mkdir -p $$stage/$$name && \
+	install -m 0755 target/$$t/release/gemini-relay.exe $$stage/$$name/gemini-relay.exe && \
+	install -m 0644 README.md LICENSE $$stage/$$name/ && chmod 0755 $$stage/$$name && \
+	rm -f dist/$$name.zip && python3 -c "$$DIST_ZIP" dist/$$name.zip $$stage $$name $(SOURCE_DATE_EPOCH) && \
+	rm -rf $$stage && echo "dist/$$name.zip"
+
+# `make dist-windows`: the Windows zip alone.
+dist-windows: dist-$(WINDOWS)
 
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -155,10 +222,8 @@ test-aarch64: build-$(AARCH64)
 # The tests run in a scratch Wine prefix under target/, made once: Wine 8.0 lacks ProcessPrng, which
 # every Rust program built for Windows imports, so the prefix gets a stand-in built from
 # fixtures/wine/bcryptprimitives.c (the emulator's only; the release zip carries no DLL).
-WINDOWS := x86_64-pc-windows-gnu
 WINEPREFIX_DIR := $(CURDIR)/target/wine-prefix
 WINE_ENV := WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all WINEDLLOVERRIDES=mscoree,mshtml=
-export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER := x86_64-w64-mingw32-gcc
 
 wine-prefix: $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
 
