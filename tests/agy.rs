@@ -396,12 +396,11 @@ fn silent_run_without_transcript() {
     let mut relay = agy(&fakes).env("FAKE_AGY_SILENT", "1").cwd(&project.path).spawn();
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
     assert!(is_error);
-    let cwd = fs::canonicalize(&project.path).unwrap();
+    let cwd = util::shown_path(&fs::canonicalize(&project.path).unwrap());
     assert_eq!(
         text,
         format!(
-            "Error executing gemini-ask: agy produced no output for {} (no stdout, stderr, or transcript). Run `agy -p \"hi\"` directly to check for an expired login or exhausted quota.",
-            cwd.display()
+            "Error executing gemini-ask: agy produced no output for {cwd} (no stdout, stderr, or transcript). Run `agy -p \"hi\"` directly to check for an expired login or exhausted quota."
         )
     );
 }
@@ -441,7 +440,7 @@ fn a_stale_transcript_is_not_recovered() {
     )
     .unwrap();
     let old = SystemTime::now() - Duration::from_secs(3600);
-    fs::File::open(&logs).unwrap().set_modified(old).unwrap();
+    util::set_dir_modified(&logs, old);
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
     assert!(is_error);
     assert!(text.contains("agy produced no output for"), "{text}");
@@ -897,6 +896,7 @@ fn brainstorm_prompt_carries_the_method_and_context() {
     assert!(!content.contains("## Analysis Framework"));
 }
 
+#[cfg(unix)]
 #[test]
 fn pty_recovery_reruns_an_old_build_under_a_terminal() {
     let fakes = Fakes::new();
@@ -920,6 +920,7 @@ fn pty_recovery_reruns_an_old_build_under_a_terminal() {
 }
 
 /// The prompt-too-long error as `gemini-ask` reports it, for a prompt of `n` bytes as the kernel counts them.
+#[cfg(unix)]
 fn prompt_too_long(n: usize) -> String {
     format!(
         "Error executing gemini-ask: The prompt is {n} bytes, but this agy build only accepts prompts on the command line (at most 131072 bytes). Upgrade agy to a build with --input-format stream-json."
@@ -930,6 +931,7 @@ fn prompt_too_long(n: usize) -> String {
 /// space before a leading `-` included. Both prompts that hit `E2BIG` ("Argument list too long
 /// (os error 7)") get the prompt-too-long text before anything is spawned, and the largest prompts that fit
 /// run.
+#[cfg(unix)]
 #[test]
 fn argv_prompts_are_limited_exactly_at_the_kernels_limit() {
     let fakes = Fakes::new();
@@ -1031,7 +1033,7 @@ fn two_concurrent_image_calls_each_get_their_own_file() {
             }
         })
         .collect();
-    let c1 = brain.join("c1");
+    let c1 = relay.home.path.join(".gemini").join("antigravity-cli").join("brain").join("c1");
     let expected =
         [c1.join("image_1.png"), c1.join("image_2.png")].map(|p| p.display().to_string());
     assert_eq!(files, expected, "each call reports the image its own run wrote");

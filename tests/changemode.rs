@@ -193,7 +193,8 @@ fn interleaved_and_distinct_files_keep_first_appearance_order() {
         .map(|(i, file)| edit(file, &format!("old {i}"), &format!("new {i}")))
         .collect();
     reply.extend((0..1000).map(|i| edit(&format!("many/f{i}.ts"), "x", "y")));
-    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE", &reply).spawn();
+    let reply = fakes.file("reply", &reply);
+    let mut relay = agy(&fakes).env("FAKE_AGY_RESPONSE_FILE", reply).spawn();
     let (text, is_error) =
         relay.call_text("gemini-ask", json!({"prompt": "many files", "changeMode": true}));
     assert!(!is_error);

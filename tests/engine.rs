@@ -144,12 +144,24 @@ fn missing_binary_gives_the_enoent_text() {
     let mut relay = gemini(&fakes).env("PATH", "/nonexistent").spawn();
     let (text, is_error) = ask(&mut relay, json!({"prompt": "x"}));
     assert!(is_error);
-    let expected = "Error executing gemini-ask: Could not find the \"gemini\" executable.\n\
+    // Where the relay looked, and how to install agy, as each system has it.
+    let (verify, install) = match cfg!(windows) {
+        true => (
+            "the relay looks for GEMINI_CLI_PATH when set, else gemini.exe or the npm shim gemini.cmd in each PATH directory (never the current directory)",
+            "install it from https://goo.gle/gemini-cli-migration",
+        ),
+        false => {
+            ("`which gemini`", "run `curl -fsSL https://antigravity.google/cli/install.sh | bash`")
+        }
+    };
+    let expected = format!(
+        "Error executing gemini-ask: Could not find the \"gemini\" executable.\n\
         The MCP server runs in its own process and may not inherit your shell's PATH.\n\
-        • Verify it is installed and resolvable: `which gemini`.\n\
-        • The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: run `curl -fsSL https://antigravity.google/cli/install.sh | bash`, then unset GEMINI_MCP_BACKEND.\n\
+        • Verify it is installed and resolvable: {verify}.\n\
+        • The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: {install}, then unset GEMINI_MCP_BACKEND.\n\
         • Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.\n\
-        • More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md";
+        • More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md"
+    );
     assert_eq!(text, expected);
 }
 
@@ -167,7 +179,11 @@ fn missing_agy_gives_its_enoent_text() {
         text.starts_with("Error executing gemini-ask: Could not find the \"agy\" executable.\n"),
         "{text}"
     );
-    assert!(text.contains("set AGY_CLI_PATH to the agy binary"));
+    let point_at_it = match cfg!(windows) {
+        true => "set AGY_CLI_PATH to the full path of agy.exe",
+        false => "set AGY_CLI_PATH to the agy binary",
+    };
+    assert!(text.contains(point_at_it), "{text}");
     assert!(text.contains("Set GEMINI_MCP_BACKEND=gemini"));
 }
 

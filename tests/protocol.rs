@@ -624,7 +624,10 @@ fn command_line_version_help_and_unknown_arguments() {
         .and_then(|rest| rest.strip_suffix(")\n"))
         .unwrap_or_else(|| panic!("unexpected --version line: {version:?}"));
     let (target, commit) = detail.split_once(", ").unwrap_or((detail, ""));
-    assert!(target.contains("-linux-") || target.contains("-apple-"), "target {target:?}");
+    assert!(
+        ["-linux-", "-apple-", "-windows-"].iter().any(|os| target.contains(os)),
+        "target {target:?}"
+    );
     assert!(commit.len() <= 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()), "{commit:?}");
 
     let out = relay_cli(&["--help"]);

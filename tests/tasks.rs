@@ -509,7 +509,7 @@ fn a_result_too_large_to_keep_fails_naming_the_limit_and_evicts_nothing() {
         .env("GEMINI_MCP_BACKEND", "gemini")
         .env("GEMINI_MCP_TEST_TOOLS", "1")
         .env("GEMINI_MCP_MAX_OUTPUT_BYTES", "65536")
-        .env("FAKE_GEMINI_RESPONSE", "\"".repeat(40_000))
+        .env("FAKE_GEMINI_RESPONSE_FILE", fakes.file("reply", &"\"".repeat(40_000)))
         .env("FAKE_SLEEP", "1.5")
         .spawn();
     let kept = start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 1500}), 15);

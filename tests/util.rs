@@ -536,6 +536,30 @@ fn truncate(line: &str) -> String {
     format!("{}… ({} bytes)", &line[..end], line.len())
 }
 
+/// `path` as the relay shows it to a person: on Windows without the `\\?\` prefix that canonical
+/// paths carry there.
+pub fn shown_path(path: &Path) -> String {
+    let text = path.display().to_string();
+    match text.strip_prefix(r"\\?\") {
+        Some(rest) if cfg!(windows) && !rest.starts_with("UNC") => rest.to_string(),
+        _ => text,
+    }
+}
+
+/// Sets a directory's modification time (Windows opens a directory only with backup semantics,
+/// and changes its times only through a handle opened for writing).
+pub fn set_dir_modified(dir: &Path, when: std::time::SystemTime) {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+        options.write(true).custom_flags(FILE_FLAG_BACKUP_SEMANTICS);
+    }
+    options.open(dir).unwrap().set_modified(when).unwrap();
+}
+
 /// What a Windows program needs from its environment besides `PATH`: the system's directories and
 /// temporary directory, and `USERPROFILE`, the home there (the test's own home). None on POSIX.
 pub fn system_environment(home: &Path) -> Vec<(String, std::ffi::OsString)> {
@@ -708,14 +732,17 @@ impl Fakes {
     pub fn new() -> Fakes {
         let bin = TempDir::new("bin");
         if rust_fakes() {
-            // A hard link where the file system allows one, else a copy: the Rust fake must carry
-            // the CLI's name, and no test then holds a file open for writing that another test's
-            // relay is about to run.
+            // The Rust fake must carry the CLI's name. On POSIX a hard link where the file system
+            // allows one, else a copy, so that no test holds a file open for writing that another
+            // test's relay is about to run (exec fails then); on Windows a copy, since Wine refuses
+            // a link to a program that is running.
             let place = |name: &str| {
                 let path = bin.join(&format!("{name}{}", std::env::consts::EXE_SUFFIX));
-                fs::hard_link(fake_program("agy"), &path)
-                    .or_else(|_| fs::copy(fake_program("agy"), &path).map(drop))
-                    .unwrap();
+                let program = fake_program("agy");
+                let linked = !cfg!(windows) && fs::hard_link(&program, &path).is_ok();
+                if !linked {
+                    fs::copy(&program, &path).unwrap();
+                }
             };
             place("agy");
             if cfg!(windows) {
@@ -741,6 +768,12 @@ impl Fakes {
     /// The agy the relay is pointed at.
     pub fn agy(&self) -> PathBuf {
         self.bin.join(&format!("agy{}", std::env::consts::EXE_SUFFIX))
+    }
+
+    /// Writes `text` to a file for a `FAKE_*_FILE` knob and returns its path: Windows caps one
+    /// environment variable at 32,767 characters (Linux at 128 KiB).
+    pub fn file(&self, name: &str, text: &str) -> String {
+        self.bin.write(name, text).display().to_string()
     }
 
     /// A relay setup using these fakes (agy through `AGY_CLI_PATH`, gemini through PATH).

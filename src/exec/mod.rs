@@ -149,6 +149,12 @@ pub enum Failure {
     Spawn {
         error: String,
     },
+    /// The relay would not start the child, for the reason `text` says whole: a command line over
+    /// Windows' limit, or a batch file that is not an npm shim.
+    #[cfg(windows)]
+    Refused {
+        text: String,
+    },
     TimedOut {
         name: String,
         after: Duration,
@@ -250,6 +256,8 @@ impl fmt::Display for Failure {
             #[cfg(windows)]
             Failure::NotFound { name } => f.write_str(&winresolve::not_found_message(name)),
             Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
+            #[cfg(windows)]
+            Failure::Refused { text } => f.write_str(text),
             Failure::TimedOut { name, after } => {
                 let secs = js::number((after.as_millis() as f64 / 1000.0).round());
                 write!(f, "{name} timed out after {secs}s")

@@ -212,12 +212,12 @@ pub(super) fn launch(
         Ok(launch) => launch,
         Err(NotLaunched::NotFound { name }) => return Err(Failure::NotFound { name }),
         Err(refused @ NotLaunched::NotAShim { .. }) => {
-            return Err(Failure::Spawn { error: refused.to_string() });
+            return Err(Failure::Refused { text: refused.to_string() });
         }
     };
     let mut all = launch.leading_args;
     all.extend_from_slice(args);
     cmdline::check_command_line(name, &launch.program, &all)
-        .map_err(|error| Failure::Spawn { error })?;
+        .map_err(|text| Failure::Refused { text })?;
     Ok((OsString::from(launch.program), all))
 }

@@ -232,7 +232,8 @@ impl<'s> Expansion<'s> {
         self.files.len() - 1
     }
 
-    /// Inlines a file named by a token, labelled with the reference as written.
+    /// Inlines a file named by a token, labelled with the reference as written (on Windows, which
+    /// takes `\` as well as `/` between components, with `/`: labels use one separator everywhere).
     fn inline_named_file(
         &mut self,
         reference: &str,
@@ -242,14 +243,18 @@ impl<'s> Expansion<'s> {
         out: &mut String,
     ) -> bool {
         let id = self.file_id(rel.to_vec(), String::from_utf8_lossy(rel).into_owned());
+        let reference = match cfg!(windows) {
+            true => Cow::Owned(reference.replace('\\', "/")),
+            false => Cow::Borrowed(reference),
+        };
         if self.inliner.is_closed() {
-            self.inliner.omit(reference);
+            self.inliner.omit(&reference);
             return false;
         }
         if matches!(self.files[id].verdict, Verdict::Binary | Verdict::Unreadable) {
             return false;
         }
-        let outcome = self.inliner.inline(reference, || parent.open_file(name), out);
+        let outcome = self.inliner.inline(&reference, || parent.open_file(name), out);
         self.files[id].verdict = verdict_after(self.files[id].verdict, outcome);
         outcome == Outcome::Inlined
     }
