@@ -73,8 +73,11 @@ def one_round(relay_exe, fake_exe, work):
             with open(log, encoding="utf-8") as lines:
                 return any(json.loads(line).get("kind") == "run" for line in lines)
 
+        # What runs under Wine shows its Windows path (Z:\tmp\...) to ps: the work directory's
+        # name is what both forms share.
+        marker = os.path.basename(work)
         wait_for("agy run", started, 30)
-        wait_for("grandchild", lambda: len(survivors(bin_dir)) >= 2, 10)
+        wait_for("grandchild", lambda: len(survivors(marker)) >= 2, 10)
         sent = time.monotonic()
         relay.send_signal(signal.SIGINT)
         try:
@@ -83,11 +86,13 @@ def one_round(relay_exe, fake_exe, work):
             raise AssertionError("the relay did not exit after CTRL_C")
         took = time.monotonic() - sent
         assert took <= EXIT_LIMIT, f"exit took {took:.2f} s"
+        # Exit 0 is the relay's own shutdown; a signal's default action or a crash ends it otherwise.
+        assert code == 0, f"exit code {code}"
         # The tree was killed before the relay exited; give Wine a moment to reap it.
         try:
-            wait_for("empty tree", lambda: not survivors(bin_dir), 2)
+            wait_for("empty tree", lambda: not survivors(marker), 2)
         except AssertionError:
-            raise AssertionError(f"still running after exit: {survivors(bin_dir)}")
+            raise AssertionError(f"still running after exit: {survivors(marker)}")
         stderr = relay.stderr.read().decode(errors="replace")
         return f"exit {code} after {took * 1000:.0f} ms; stderr ends: {stderr.strip()[-200:]!r}"
     finally:
