@@ -15,11 +15,11 @@ use std::path::Path;
 #[cfg(unix)]
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[cfg(unix)]
 use crate::util::Relay;
-use crate::util::{Fakes, Setup, TempDir};
+use crate::util::{Fakes, Setup, TempDir, last_agy_prompt};
 
 /// The inline budget: inlining adds at most this many bytes to a prompt, headers and footers
 /// included.
@@ -38,13 +38,6 @@ fn mkfifo(path: &Path) {
     let path = CString::new(path.as_os_str().as_bytes()).unwrap();
     // SAFETY: `path` is a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-}
-
-/// The prompt text the fake agy received on its last run (the stream-json line's content).
-fn last_agy_prompt(fakes: &Fakes) -> String {
-    let stdin = fakes.prompt_runs().last().expect("a prompt run").stdin().unwrap();
-    let line: Value = serde_json::from_slice(&stdin).unwrap();
-    line["message"]["content"].as_str().unwrap().to_string()
 }
 
 #[test]

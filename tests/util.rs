@@ -834,6 +834,13 @@ impl Fakes {
 /// Where npm's gemini shim finds its script, relative to the shim.
 const NPM_GEMINI_SCRIPT: &str = "node_modules/@google/gemini-cli/dist/index.js";
 
+/// The prompt the fake agy received on its last run (the stream-json line's content).
+pub fn last_agy_prompt(fakes: &Fakes) -> String {
+    let stdin = fakes.prompt_runs().last().expect("a prompt run").stdin().unwrap();
+    let line: Value = serde_json::from_slice(&stdin).unwrap();
+    line["message"]["content"].as_str().unwrap().to_string()
+}
+
 /// Waits until the fakes logged `n` prompt runs (the child is up).
 pub fn wait_for_runs(fakes: &Fakes, n: usize) {
     let deadline = Instant::now() + slack(TIMEOUT);
