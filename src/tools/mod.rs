@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::backend::options::RunOptions;
-use crate::backend::{Backend, agy, gemini};
+use crate::backend::{Backend, agy};
 use crate::call::Ctx;
 use crate::{changemode, redact};
 
@@ -87,7 +87,7 @@ pub fn help(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String>
     backends.warn_if_unknown();
     let (result, label) = match ctx.call.backend {
         Backend::Agy => (backends.agy.help(&runner), "Antigravity CLI (agy)"),
-        Backend::Gemini => (gemini::help(&runner), "Gemini CLI"),
+        Backend::Gemini => (backends.gemini.help(&runner), "Gemini CLI"),
     };
     Ok(match result {
         Ok(text) => text,
