@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use super::jail::resolve_lexically;
 use crate::testutil::{TempDir, XorShift, mkfifo, thread_cpu_time};
 
 /// A stop flag that is never set.
