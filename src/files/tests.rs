@@ -507,6 +507,28 @@ fn lexical_resolution() {
 }
 
 #[test]
+fn where_a_path_to_write_lands() {
+    let check = |root: &str, path: &str, expected: Landing| {
+        assert_eq!(landing(Path::new(root), path), expected, "{root} + {path}");
+    };
+    let inside = |rel: &str| Landing::Inside(rel.to_string());
+    check("/p", "a/./b//c.png", inside("a/b/c.png"));
+    check("/p/", "a/../b.png", inside("b.png"));
+    check("/p", "../p/x.png", inside("x.png"));
+    check("/p", "/p/out/x.png", inside("out/x.png"));
+    check("/p", ".", inside(""));
+    check("/p", "..foo/x.png", inside("..foo/x.png"));
+    check("/p", "a\\..\\..\\x.png", inside("a\\..\\..\\x.png"));
+    check("/p", "../x.png", Landing::Outside);
+    check("/p", "/pq/x.png", Landing::Outside);
+    check("/p", "/", Landing::Outside);
+    check("/p/q", "..", Landing::Outside);
+    // A project at the top of the file system holds every absolute path.
+    check("/", "etc/x.png", inside("etc/x.png"));
+    check("/", "/tmp/x.png", inside("tmp/x.png"));
+}
+
+#[test]
 fn random_prompts_never_panic_or_leak() {
     let outside = TempDir::new();
     outside.file("secret.txt", b"TOP-SECRET");
