@@ -50,7 +50,8 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// `GEMINI_MCP_MAX_OUTPUT_BYTES`: the cap on each of a child's stdout and stderr.
     pub max_output_bytes: usize,
-    /// `HOME`: locates `~/.local/bin/agy` and agy's conversation store.
+    /// The user's home directory (`HOME`; `USERPROFILE` on Windows): locates `~/.local/bin/agy`
+    /// and agy's conversation store.
     pub home: Option<PathBuf>,
     /// `PATH`: where a bare `agy` is found, to notice when it changes on disk.
     pub path: Option<String>,
@@ -100,6 +101,12 @@ pub struct EnvVar {
     /// Read on Windows only.
     pub windows_only: bool,
 }
+
+/// The variable that names the user's home directory. On Windows it is `USERPROFILE`, with no
+/// fallback to `HOME`: that is where the CLIs keep their files there (Go's and Node's home lookups
+/// read `USERPROFILE` and never `HOME` on Windows), while `HOME`, when set at all, is Git Bash's or
+/// MSYS's own idea of a home.
+const HOME_VAR: &str = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
 
 const WEEK_MINUTES: f64 = 7.0 * 24.0 * 60.0;
 const KIB: u64 = 1024;
@@ -252,7 +259,7 @@ impl Config {
             progress_interval: Duration::ZERO,
             max_message_bytes: 0,
             max_output_bytes: 0,
-            home: get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+            home: get(HOME_VAR).filter(|h| !h.is_empty()).map(PathBuf::from),
             path: get("PATH"),
             set: Vec::new(),
         };
@@ -621,7 +628,7 @@ mod tests {
             ("GEMINI_CLI_PATH", " C:\\gemini.cmd "),
             ("AGY_PRINT_TIMEOUT", " 30m "),
             ("AGY_MCP_PTY", " Yes "),
-            ("HOME", "/home/u"),
+            (HOME_VAR, "/home/u"),
         ]);
         assert_eq!(c.agy_cli_path, Some(PathBuf::from("/opt/agy")));
         assert_eq!(c.gemini_cli_path, Some(PathBuf::from("C:\\gemini.cmd")));
@@ -641,6 +648,17 @@ mod tests {
         for off in ["0", "no", "", "on"] {
             assert!(!config(&[("AGY_MCP_PTY", off)]).agy_pty, "{off}");
         }
+    }
+
+    #[test]
+    fn home_is_userprofile_on_windows_and_home_elsewhere() {
+        let both = config(&[("HOME", "/home/u"), ("USERPROFILE", r"C:\Users\u")]);
+        let expected = if cfg!(windows) { r"C:\Users\u" } else { "/home/u" };
+        assert_eq!(both.home, Some(PathBuf::from(expected)));
+        // No fallback from one to the other, and an empty value is unset.
+        let other = if cfg!(windows) { "HOME" } else { "USERPROFILE" };
+        assert_eq!(config(&[(other, "/elsewhere")]).home, None);
+        assert_eq!(config(&[(HOME_VAR, "")]).home, None);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path, the
 //! relay's variables that change something (paths made absolute, values the host would rewrite left
 //! out with a warning), and the host's tool timeout raised to the relay's deadline plus 2 minutes
-//! where the host has one.
+//! where the host has one. On Windows it names each host's Windows files, shows the binary's path
+//! as a person types it, and writes the command-line host's snippet for PowerShell (`winhosts`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::agy::args::sh_single_quote;
 use crate::config::{self, Config};
 use crate::js;
+use crate::winhosts;
 
 /// A host that `gemini-relay config` writes a configuration for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,36 @@ fn dollar_reference(value: &str) -> bool {
     })
 }
 
+/// Which system's conventions a configuration is written in: where the hosts keep their files, how
+/// the binary's path is shown, and the shell the command-line host's snippet is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum System {
+    Posix,
+    Windows,
+}
+
+impl System {
+    /// The system the relay runs on, whose hosts it configures.
+    const RUNNING: System = if cfg!(windows) { System::Windows } else { System::Posix };
+}
+
+/// Where `host` keeps its configuration on `system`: the user's file and the project's, relative
+/// to the project root.
+fn locations(system: System, host: Host) -> (&'static str, &'static str) {
+    if system == System::Windows {
+        return winhosts::config_locations(host);
+    }
+    match host {
+        Host::Claude => ("~/.claude/settings.json", ".claude/settings.json"),
+        Host::Codex => ("~/.codex/config.toml", ".codex/config.toml"),
+        Host::Gemini => ("~/.gemini/settings.json", ".gemini/settings.json"),
+        Host::Qwen => ("~/.qwen/settings.json", ".qwen/settings.json"),
+        Host::Opencode => ("~/.config/opencode/opencode.json", "opencode.json"),
+        Host::Cursor => ("~/.cursor/mcp.json", ".cursor/mcp.json"),
+        Host::Agy => ("~/.gemini/config/mcp_config.json", ".agents/mcp_config.json"),
+    }
+}
+
 /// The known host names, comma-separated, for messages.
 pub fn known_hosts() -> String {
     Host::ALL.map(Host::name).join(", ")
@@ -118,19 +150,33 @@ pub fn known_hosts() -> String {
 /// variables of `config` that change something; relative paths among them are resolved against
 /// `cwd`. Fails when the binary's own path holds syntax the host would expand.
 pub fn render(host: Host, binary: &str, cwd: &Path, config: &Config) -> Result<Snippet, String> {
-    if let Some(syntax) = host.substitution(binary) {
+    render_for(System::RUNNING, host, binary, cwd, config)
+}
+
+/// `render` in the conventions of `system`.
+fn render_for(
+    system: System,
+    host: Host,
+    binary: &str,
+    cwd: &Path,
+    config: &Config,
+) -> Result<Snippet, String> {
+    let binary = match system {
+        System::Windows => winhosts::shown_binary_path(binary),
+        System::Posix => binary.to_string(),
+    };
+    if let Some(syntax) = host.substitution(&binary) {
         return Err(format!(
             "the binary's path {binary:?} contains {syntax}, which {} would expand; install \
              gemini-relay under a path without it",
             host.title()
         ));
     }
-    let facts = Facts::new(host, binary, cwd, config);
+    let facts = Facts::new(system, host, binary, cwd, config);
     let (text, note) = match host {
         Host::Claude => claude(&facts),
         Host::Codex => (codex(&facts), String::new()),
-        Host::Gemini => (json_text(&gemini(&facts)), gemini_note(host, ".gemini", &facts)),
-        Host::Qwen => (json_text(&gemini(&facts)), gemini_note(host, ".qwen", &facts)),
+        Host::Gemini | Host::Qwen => (json_text(&gemini(&facts)), gemini_note(&facts)),
         Host::Opencode => opencode(&facts),
         Host::Cursor => (json_text(&plain_mcp_servers(&facts)), cursor_note(&facts)),
         Host::Agy => (json_text(&plain_mcp_servers(&facts)), agy_note(&facts)),
@@ -146,8 +192,11 @@ const MARGIN: Duration = Duration::from_secs(120);
 const NAME: &str = "gemini-relay";
 
 /// What every host's configuration is made of.
-struct Facts<'a> {
-    binary: &'a str,
+struct Facts {
+    system: System,
+    host: Host,
+    /// The binary's path as the host is given it.
+    binary: String,
     /// The relay's variables that change something, in table order, with the values to write.
     env: Vec<(&'static str, String)>,
     /// The variables left out, one warning line each.
@@ -158,8 +207,8 @@ struct Facts<'a> {
     timeout_ms: u64,
 }
 
-impl<'a> Facts<'a> {
-    fn new(host: Host, binary: &'a str, cwd: &Path, config: &Config) -> Facts<'a> {
+impl Facts {
+    fn new(system: System, host: Host, binary: String, cwd: &Path, config: &Config) -> Facts {
         let mut env = Vec::new();
         let mut warnings = Vec::new();
         for var in config::VARS.iter().filter(|var| var.carried) {
@@ -192,7 +241,7 @@ impl<'a> Facts<'a> {
         }
         let deadline = config.timeout;
         let timeout_ms = u64::try_from((deadline + MARGIN).as_millis()).unwrap_or(u64::MAX);
-        Facts { binary, env, warnings, deadline, timeout_ms }
+        Facts { system, host, binary, env, warnings, deadline, timeout_ms }
     }
 
     /// The host timeout in whole seconds, rounded up so that it never falls short of the deadline.
@@ -203,6 +252,11 @@ impl<'a> Facts<'a> {
     /// The relay's deadline in minutes, for notes.
     fn deadline_minutes(&self) -> f64 {
         self.deadline.as_millis() as f64 / 60_000.0
+    }
+
+    /// Where the host keeps its configuration: the user's file and the project's.
+    fn locations(&self) -> (&'static str, &'static str) {
+        locations(self.system, self.host)
     }
 }
 
@@ -219,17 +273,31 @@ fn absolute(cwd: &Path, raw: &str) -> Option<String> {
 // (measured with `claude -p`: a silent 2,000 s call is stopped after 1,800 s, one with keepalives
 // every 25 s completes).
 const CLAUDE_DEFAULT_TOOL_TIMEOUT_MS: u64 = 100_000_000;
-const CLAUDE_WHERE: &str =
-    "Claude Code: run the command above once in a shell (--scope user: for all your projects).";
+
+/// Where the claude snippet runs.
+fn claude_where(facts: &Facts) -> String {
+    let shell = match facts.system {
+        System::Posix => "a shell",
+        System::Windows => "PowerShell",
+    };
+    format!(
+        "Claude Code: run the command above once in {shell} (--scope user: for all your projects)."
+    )
+}
 
 /// What the claude snippet's note says about the host's timeout.
 fn claude_timeout_note(facts: &Facts) -> String {
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
+        let (shell, line) = match facts.system {
+            System::Posix => ("shell", "export"),
+            System::Windows => ("PowerShell", "$env:"),
+        };
         format!(
             "Claude Code gives up on a tool call after {CLAUDE_DEFAULT_TOOL_TIMEOUT_MS} ms, before \
-             the relay's deadline plus 2 minutes: start Claude Code from the shell that ran the \
-             export line, or put MCP_TOOL_TIMEOUT={} under \"env\" in ~/.claude/settings.json.",
-            facts.timeout_ms
+             the relay's deadline plus 2 minutes: start Claude Code from the {shell} that ran the \
+             {line} line, or put MCP_TOOL_TIMEOUT={} under \"env\" in {}.",
+            facts.timeout_ms,
+            facts.locations().0
         )
     } else {
         format!(
@@ -243,28 +311,42 @@ fn claude_timeout_note(facts: &Facts) -> String {
 /// Claude Code: a `claude mcp add` command line, and `export MCP_TOOL_TIMEOUT` only when its
 /// default is too short. The commands carry no comment, so they paste into any shell, zsh without
 /// `interactive_comments` included; their explanation is the note.
+///
+/// On Windows they are PowerShell: words in its quoting, the variable set with `$env:`, and the
+/// `--` before the binary quoted, because PowerShell takes a bare `--` as its own end-of-parameters
+/// mark and drops it before npm's `claude.ps1` shim sees it; `claude` would then read the binary's
+/// path as one more `-e` value.
 fn claude(facts: &Facts) -> (String, String) {
+    let (word, end_of_options): (fn(&str) -> String, &str) = match facts.system {
+        System::Posix => (shell_word, "--"),
+        System::Windows => (winhosts::powershell_word, "'--'"),
+    };
     let mut text = format!("claude mcp add --scope user {NAME}");
     for (name, value) in &facts.env {
         text.push_str(" -e ");
-        text.push_str(&shell_word(&format!("{name}={value}")));
+        text.push_str(&word(&format!("{name}={value}")));
     }
-    text.push_str(" -- ");
-    text.push_str(&shell_word(facts.binary));
+    text.push_str(&format!(" {end_of_options} "));
+    text.push_str(&word(&facts.binary));
     text.push('\n');
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
-        text.push_str(&format!("export MCP_TOOL_TIMEOUT={}\n", facts.timeout_ms));
+        let ms = facts.timeout_ms;
+        text.push_str(&match facts.system {
+            System::Posix => format!("export MCP_TOOL_TIMEOUT={ms}\n"),
+            System::Windows => format!("$env:MCP_TOOL_TIMEOUT = '{ms}'\n"),
+        });
     }
-    (text, format!("{CLAUDE_WHERE}\n{}\n", claude_timeout_note(facts)))
+    (text, format!("{}\n{}\n", claude_where(facts), claude_timeout_note(facts)))
 }
 
 /// Codex: a `[mcp_servers.gemini-relay]` table for `config.toml`.
 fn codex(facts: &Facts) -> String {
+    let (user, project) = facts.locations();
     let mut text = format!(
-        "# Codex: add this to ~/.codex/config.toml (or to a trusted project's .codex/config.toml).\n\
+        "# Codex: add this to {user} (or to a trusted project's {project}).\n\
          [mcp_servers.{NAME}]\n\
          command = {}\n",
-        toml_string(facts.binary)
+        toml_string(&facts.binary)
     );
     if !facts.env.is_empty() {
         let pairs: Vec<String> = facts
@@ -285,7 +367,7 @@ fn codex(facts: &Facts) -> String {
 /// The `mcpServers` entry of Cursor and the Antigravity CLI: command and environment.
 fn server_entry(facts: &Facts) -> Map<String, Value> {
     let mut server = Map::new();
-    server.insert("command".into(), facts.binary.into());
+    server.insert("command".into(), facts.binary.as_str().into());
     if !facts.env.is_empty() {
         server.insert("env".into(), env_object(facts));
     }
@@ -304,11 +386,12 @@ fn gemini(facts: &Facts) -> Value {
     json!({ "mcpServers": { NAME: server } })
 }
 
-/// Where Gemini CLI's or Qwen Code's snippet goes (`dir` is its settings directory) and why.
-fn gemini_note(host: Host, dir: &str, facts: &Facts) -> String {
-    let title = host.title();
+/// Where Gemini CLI's or Qwen Code's snippet goes and why.
+fn gemini_note(facts: &Facts) -> String {
+    let title = facts.host.title();
+    let (user, project) = facts.locations();
     format!(
-        "{title}: merge this into ~/{dir}/settings.json (or into the project's {dir}/settings.json).\n\
+        "{title}: merge this into {user} (or into the project's {project}).\n\
          \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: {title} would otherwise stop a \
          long call after 600000 ms.\n",
         facts.timeout_ms
@@ -325,9 +408,9 @@ fn opencode(facts: &Facts) -> (String, String) {
     }
     server.insert("enabled".into(), true.into());
     server.insert("timeout".into(), facts.timeout_ms.into());
+    let (user, project) = facts.locations();
     let note = format!(
-        "opencode: merge this into ~/.config/opencode/opencode.json (or into the project's \
-         opencode.json).\n\
+        "opencode: merge this into {user} (or into the project's {project}).\n\
          \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: opencode applies it to every \
          request to the relay, tool calls included.\n",
         facts.timeout_ms
@@ -337,8 +420,9 @@ fn opencode(facts: &Facts) -> (String, String) {
 
 /// Where Cursor's snippet goes and what bounds a call.
 fn cursor_note(facts: &Facts) -> String {
+    let (user, project) = facts.locations();
     format!(
-        "Cursor: merge this into ~/.cursor/mcp.json (or into the project's .cursor/mcp.json).\n\
+        "Cursor: merge this into {user} (or into the project's {project}).\n\
          Cursor's mcp.json has no tool timeout to raise, so each call is bounded by the relay's \
          deadline ({} min); if Cursor gives up on a long call first, lower GEMINI_MCP_TIMEOUT.\n",
         facts.deadline_minutes()
@@ -366,9 +450,10 @@ fn agy_note(facts: &Facts) -> String {
             facts.deadline_minutes()
         )
     };
+    let (user, project) = facts.locations();
     format!(
-        "Antigravity CLI (agy): merge this into ~/.gemini/config/mcp_config.json (or into the \
-         project's .agents/mcp_config.json), then restart agy.\n{timing}\n"
+        "Antigravity CLI (agy): merge this into {user} (or into the project's {project}), then \
+         restart agy.\n{timing}\n"
     )
 }
 
@@ -424,14 +509,31 @@ mod tests {
     use super::*;
 
     const BINARY: &str = "/path/to/gemini-relay";
-    const CWD: &str = "/home/u/project";
+    /// Where `config` runs: relative paths are made absolute against it by the running system's
+    /// rules, so it is a path of that system.
+    const CWD: &str = if cfg!(windows) { r"C:\Users\u\project" } else { "/home/u/project" };
+
+    /// `posix` (an absolute POSIX path) as an absolute path of the running system: on Windows on
+    /// drive C:, with backslashes.
+    fn native(posix: &str) -> String {
+        match cfg!(windows) {
+            true => format!("C:{}", posix.replace('/', "\\")),
+            false => posix.to_string(),
+        }
+    }
 
     fn config(pairs: &[(&str, &str)]) -> Config {
         Config::from_env(|name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
     }
 
+    /// A snippet in the POSIX forms, which every system can check; the Windows forms have tests of
+    /// their own below (`windows`), and `render` picks the running system's.
     fn snippet(host: Host, pairs: &[(&str, &str)]) -> Snippet {
-        render(host, BINARY, Path::new(CWD), &config(pairs)).unwrap()
+        snippet_for(System::Posix, host, pairs)
+    }
+
+    fn snippet_for(system: System, host: Host, pairs: &[(&str, &str)]) -> Snippet {
+        render_for(system, host, BINARY, Path::new(CWD), &config(pairs)).unwrap()
     }
 
     fn text(host: Host, pairs: &[(&str, &str)]) -> String {
@@ -456,7 +558,7 @@ mod tests {
             Host::Opencode => server(host, pairs)["environment"].clone(),
             Host::Claude | Host::Codex => {
                 let c = config(pairs);
-                let facts = Facts::new(host, BINARY, Path::new(CWD), &c);
+                let facts = Facts::new(System::Posix, host, BINARY.to_string(), Path::new(CWD), &c);
                 let env: Map<String, Value> =
                     facts.env.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
                 if env.is_empty() { Value::Null } else { Value::Object(env) }
@@ -638,45 +740,64 @@ mod tests {
             server(Host::Gemini, &pairs)["env"],
             json!({"GEMINI_MCP_BACKEND": "agy", "GEMINI_MCP_TEST_TOOLS": "1"})
         );
+        let agy = native("/opt/agy");
         let pairs = [
             ("GEMINI_MCP_MAX_OUTPUT_BYTES", "2048"),
             ("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100"),
             ("AGY_MCP_PTY", "yes"),
-            ("AGY_CLI_PATH", "/opt/agy"),
+            ("AGY_CLI_PATH", &agy),
             ("GEMINI_MCP_MODEL", "pro"),
             ("GEMINI_MCP_FALLBACK_MODEL", "off"),
             ("HOME", "/home/u"),
+            ("USERPROFILE", r"C:\Users\u"),
         ];
         // In table order, raw values, and never a variable that is not the relay's own.
         assert_eq!(
-            codex_value(&pairs, "env").as_deref(),
-            Some(
-                "{ AGY_CLI_PATH = \"/opt/agy\", AGY_MCP_PTY = \"yes\", GEMINI_MCP_MODEL = \"pro\", \
+            codex_value(&pairs, "env"),
+            Some(format!(
+                "{{ AGY_CLI_PATH = {}, AGY_MCP_PTY = \"yes\", GEMINI_MCP_MODEL = \"pro\", \
                  GEMINI_MCP_FALLBACK_MODEL = \"off\", GEMINI_MCP_PROGRESS_INTERVAL_MS = \"100\", \
-                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }"
-            )
+                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }}",
+                toml_string(&agy)
+            ))
         );
     }
 
     #[test]
     fn relative_cli_paths_are_written_absolute() {
-        for raw in ["tools/agy", "./tools/agy", " tools//agy "] {
+        let in_project = if cfg!(windows) {
+            r"C:\Users\u\project\tools\agy"
+        } else {
+            "/home/u/project/tools/agy"
+        };
+        for raw in ["tools/agy", "./tools/agy", " tools//agy ", r"tools\agy"] {
+            // A backslash separates only on Windows; elsewhere it is part of a name.
+            if raw.contains('\\') && !cfg!(windows) {
+                continue;
+            }
             for host in Host::ALL {
                 assert_eq!(
                     env_of(host, &[("AGY_CLI_PATH", raw)]),
-                    json!({"AGY_CLI_PATH": "/home/u/project/tools/agy"}),
+                    json!({"AGY_CLI_PATH": in_project}),
                     "{host:?} {raw:?}"
                 );
             }
         }
-        assert_eq!(
-            env_of(Host::Codex, &[("AGY_CLI_PATH", "/opt/agy")]),
-            json!({"AGY_CLI_PATH": "/opt/agy"})
-        );
-        assert_eq!(
-            absolute(Path::new(CWD), "../bin/gemini.cmd").as_deref(),
-            Some("/home/u/project/../bin/gemini.cmd")
-        );
+        let opt = native("/opt/agy");
+        assert_eq!(env_of(Host::Codex, &[("AGY_CLI_PATH", &opt)]), json!({"AGY_CLI_PATH": opt}));
+        let parent = if cfg!(windows) {
+            r"C:\Users\u\project\..\bin\gemini.cmd"
+        } else {
+            "/home/u/project/../bin/gemini.cmd"
+        };
+        assert_eq!(absolute(Path::new(CWD), "../bin/gemini.cmd").as_deref(), Some(parent));
+        // GEMINI_CLI_PATH is read, and so written, on Windows only.
+        let gemini = env_of(Host::Codex, &[("GEMINI_CLI_PATH", "bin/gemini.cmd")]);
+        let expected = match cfg!(windows) {
+            true => json!({"GEMINI_CLI_PATH": r"C:\Users\u\project\bin\gemini.cmd"}),
+            false => Value::Null,
+        };
+        assert_eq!(gemini, expected);
     }
 
     #[test]
@@ -692,7 +813,8 @@ mod tests {
             (Host::Opencode, "/opt/{file:~/.ssh/id}/agy", "/opt/{files}/agy"),
         ];
         for (host, expanded, kept) in cases {
-            let pairs = [("AGY_CLI_PATH", expanded), ("GEMINI_MCP_TEST_TOOLS", "1")];
+            let (expanded, kept) = (&native(expanded), &native(kept));
+            let pairs = [("AGY_CLI_PATH", expanded.as_str()), ("GEMINI_MCP_TEST_TOOLS", "1")];
             assert_eq!(env_of(host, &pairs), json!({"GEMINI_MCP_TEST_TOOLS": "1"}), "{host:?}");
             let warnings = snippet(host, &pairs).warnings;
             assert_eq!(warnings.len(), 1, "{host:?}: {warnings:?}");
@@ -706,8 +828,8 @@ mod tests {
             assert!(snippet(host, &[("AGY_CLI_PATH", kept)]).warnings.is_empty());
         }
         // Codex expands nothing.
-        let all = "/opt/$HOME/${HOME}/{env:HOME}/{file:x}/agy";
-        assert_eq!(env_of(Host::Codex, &[("AGY_CLI_PATH", all)]), json!({"AGY_CLI_PATH": all}));
+        let all = native("/opt/$HOME/${HOME}/{env:HOME}/{file:x}/agy");
+        assert_eq!(env_of(Host::Codex, &[("AGY_CLI_PATH", &all)]), json!({"AGY_CLI_PATH": all}));
         // Any variable, not only paths.
         let warnings = snippet(Host::Gemini, &[("GEMINI_MCP_MODEL", "$MODEL")]).warnings;
         assert_eq!(
@@ -751,35 +873,140 @@ mod tests {
     #[test]
     fn awkward_paths_and_values_are_escaped_in_every_format() {
         let binary = r#"/opt/my "relay" \dir/it's/gemini-relay"#;
-        let value = "/C:\\agy \"x\"\n'y'\tz";
-        let config = config(&[("AGY_CLI_PATH", value)]);
+        // An absolute path of the running system, with characters each format must escape.
+        let root = if cfg!(windows) { "" } else { "/" };
+        let value = format!("{root}C:\\agy \"x\"\n'y'\tz");
+        let config = config(&[("AGY_CLI_PATH", &value)]);
         let cwd = Path::new(CWD);
+        let render = |host| render_for(System::Posix, host, binary, cwd, &config).unwrap().text;
         // JSON: what goes in comes back out.
         for host in [Host::Gemini, Host::Qwen, Host::Cursor, Host::Agy] {
-            let text = render(host, binary, cwd, &config).unwrap().text;
-            let parsed: Value = serde_json::from_str(&text).unwrap();
+            let parsed: Value = serde_json::from_str(&render(host)).unwrap();
             assert_eq!(parsed["mcpServers"]["gemini-relay"]["command"], binary);
             assert_eq!(parsed["mcpServers"]["gemini-relay"]["env"]["AGY_CLI_PATH"], value);
         }
-        let parsed: Value =
-            serde_json::from_str(&render(Host::Opencode, binary, cwd, &config).unwrap().text)
-                .unwrap();
+        let parsed: Value = serde_json::from_str(&render(Host::Opencode)).unwrap();
         assert_eq!(parsed["mcp"]["gemini-relay"]["command"], json!([binary]));
         assert_eq!(parsed["mcp"]["gemini-relay"]["environment"]["AGY_CLI_PATH"], value);
         // TOML: each value is one escaped basic string on its own line.
-        let codex = render(Host::Codex, binary, cwd, &config).unwrap().text;
+        let codex = render(Host::Codex);
         assert!(
             codex.contains(r#"command = "/opt/my \"relay\" \\dir/it's/gemini-relay""#),
             "{codex}"
         );
-        assert!(codex.contains(r#"env = { AGY_CLI_PATH = "/C:\\agy \"x\"\n'y'\tz" }"#), "{codex}");
+        let env = format!(r#"env = {{ AGY_CLI_PATH = "{root}C:\\agy \"x\"\n'y'\tz" }}"#);
+        assert!(codex.contains(&env), "{codex}");
         // Shell: single-quoted words.
-        let claude = render(Host::Claude, binary, cwd, &config).unwrap().text;
         assert_eq!(
-            claude,
-            "claude mcp add --scope user gemini-relay -e 'AGY_CLI_PATH=/C:\\agy \"x\"\n'\\''y'\\''\tz' \
-             -- '/opt/my \"relay\" \\dir/it'\\''s/gemini-relay'\n"
+            render(Host::Claude),
+            format!(
+                "claude mcp add --scope user gemini-relay -e 'AGY_CLI_PATH={root}C:\\agy \"x\"\n'\\''y'\\''\tz' \
+                 -- '/opt/my \"relay\" \\dir/it'\\''s/gemini-relay'\n"
+            )
         );
+    }
+
+    const WINDOWS_BINARY: &str = r"\\?\C:\Program Files\gemini-relay.exe";
+
+    fn windows_snippet(host: Host, pairs: &[(&str, &str)]) -> Snippet {
+        render_for(System::Windows, host, WINDOWS_BINARY, Path::new(CWD), &config(pairs)).unwrap()
+    }
+
+    #[test]
+    fn windows_snippets_name_each_hosts_windows_files() {
+        for host in Host::ALL {
+            let snippet = windows_snippet(host, &[("GEMINI_MCP_TIMEOUT", "1665")]);
+            let (user, project) = winhosts::config_locations(host);
+            let told = format!("{}{}", snippet.text, snippet.note);
+            assert!(told.contains(user), "{host:?}: {told}");
+            if host != Host::Claude {
+                assert!(told.contains(&format!("project's {project}")), "{host:?}: {told}");
+            }
+            assert!(!told.contains("~/"), "{host:?}: {told}");
+        }
+        assert!(windows_snippet(Host::Codex, &[]).text.starts_with(
+            "# Codex: add this to %USERPROFILE%\\.codex\\config.toml (or to a trusted \
+                 project's .codex\\config.toml).\n"
+        ));
+        let note = windows_snippet(Host::Agy, &[]).note;
+        assert!(
+            note.starts_with(
+                "Antigravity CLI (agy): merge this into %USERPROFILE%\\.gemini\\config\\mcp_config.json \
+                 (or into the project's .agents\\mcp_config.json), then restart agy.\n"
+            ),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn windows_snippets_show_the_binary_without_the_verbatim_prefix_escaped() {
+        for host in [Host::Gemini, Host::Qwen, Host::Cursor, Host::Agy] {
+            let text = windows_snippet(host, &[]).text;
+            assert!(text.contains(r#""command": "C:\\Program Files\\gemini-relay.exe""#), "{text}");
+            let parsed: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                parsed["mcpServers"]["gemini-relay"]["command"],
+                r"C:\Program Files\gemini-relay.exe"
+            );
+        }
+        let text = windows_snippet(Host::Opencode, &[]).text;
+        assert!(text.contains(r#""C:\\Program Files\\gemini-relay.exe""#), "{text}");
+        let text = windows_snippet(Host::Codex, &[]).text;
+        assert!(text.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{text}");
+        let unc = r"\\?\UNC\srv\tools\gemini-relay.exe";
+        let snippet =
+            render_for(System::Windows, Host::Cursor, unc, Path::new(CWD), &config(&[])).unwrap();
+        assert!(snippet.text.contains(r#""command": "\\\\srv\\tools\\gemini-relay.exe""#));
+        // The POSIX forms leave a path as it is.
+        let posix =
+            render_for(System::Posix, Host::Cursor, unc, Path::new(CWD), &config(&[])).unwrap();
+        assert!(posix.text.contains(r#""command": "\\\\?\\UNC\\srv\\tools\\gemini-relay.exe""#));
+    }
+
+    #[test]
+    fn windows_claude_snippet_is_a_powershell_command() {
+        let plain = r"\\?\C:\Tools\gemini-relay.exe";
+        let snippet =
+            render_for(System::Windows, Host::Claude, plain, Path::new(CWD), &config(&[])).unwrap();
+        assert_eq!(
+            snippet.text,
+            "claude mcp add --scope user gemini-relay '--' C:\\Tools\\gemini-relay.exe\n"
+        );
+        assert!(
+            snippet.note.starts_with(
+                "Claude Code: run the command above once in PowerShell (--scope user: for all \
+                 your projects).\nNo timeout to raise"
+            ),
+            "{}",
+            snippet.note
+        );
+        let snippet = windows_snippet(
+            Host::Claude,
+            &[("GEMINI_MCP_TIMEOUT", "1665"), ("GEMINI_MCP_MODEL", "it's $x, `y`")],
+        );
+        assert_eq!(
+            snippet.text,
+            "claude mcp add --scope user gemini-relay -e GEMINI_MCP_TIMEOUT=1665 \
+             -e 'GEMINI_MCP_MODEL=it''s $x, `y`' '--' 'C:\\Program Files\\gemini-relay.exe'\n\
+             $env:MCP_TOOL_TIMEOUT = '100020000'\n"
+        );
+        assert!(
+            snippet.note.contains(
+                "start Claude Code from the PowerShell that ran the $env: line, or put \
+                 MCP_TOOL_TIMEOUT=100020000 under \"env\" in %USERPROFILE%\\.claude\\settings.json."
+            ),
+            "{}",
+            snippet.note
+        );
+    }
+
+    #[test]
+    fn render_writes_the_running_systems_forms() {
+        let text = render(Host::Codex, BINARY, Path::new(CWD), &config(&[])).unwrap().text;
+        assert_eq!(text.contains(r"%USERPROFILE%\.codex\config.toml"), cfg!(windows), "{text}");
+        assert_eq!(text.contains("~/.codex/config.toml"), !cfg!(windows), "{text}");
+        let text = render(Host::Claude, BINARY, Path::new(CWD), &config(&[])).unwrap().text;
+        assert_eq!(text.contains(" '--' "), cfg!(windows), "{text}");
     }
 
     #[test]

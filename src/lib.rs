@@ -35,7 +35,4 @@ mod tasks;
 mod testutil;
 mod tools;
 mod validate;
-// `config <host>` does not print the Windows forms yet.
-#[cfg(any(windows, test))]
-#[cfg_attr(windows, allow(dead_code))]
 mod winhosts;

@@ -33,12 +33,13 @@ pub(crate) fn shown_binary_path(path: &str) -> String {
 }
 
 /// One PowerShell word: left bare when every character is plainly safe there, else a single-quoted
-/// string, where nothing expands and a single quote is written twice.
+/// string, where nothing expands and a single quote is written twice. A comma is not plain: bare,
+/// it makes an array of the word when the command is a script, such as npm's `.ps1` shims.
 pub(crate) fn powershell_word(text: &str) -> String {
     let plain = !text.is_empty()
         && text.bytes().all(|b| {
             b.is_ascii_alphanumeric()
-                || matches!(b, b'_' | b'-' | b'.' | b'/' | b'\\' | b':' | b'=' | b'+' | b',')
+                || matches!(b, b'_' | b'-' | b'.' | b'/' | b'\\' | b':' | b'=' | b'+')
         })
         && !text.starts_with('-');
     if plain {
@@ -132,6 +133,7 @@ mod tests {
         check_word("%PATH%;x", "'%PATH%;x'");
         check_word("", "''");
         check_word("-x", "'-x'");
+        check_word("GEMINI_MCP_MODEL=a,b", "'GEMINI_MCP_MODEL=a,b'");
     }
 
     #[test]

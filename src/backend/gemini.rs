@@ -1,16 +1,85 @@
-//! The legacy Gemini CLI backend: argv (`-m`, `-s`), the prompt always on stdin, the plain-text
-//! reply, and its quota failures (the retry on the fallback model is the caller's, as on agy).
+//! The legacy Gemini CLI backend: where its binary is (`Gemini`), argv (`-m`, `-s`), the prompt
+//! always on stdin, the plain-text reply, and its quota failures (the retry on the fallback model is
+//! the caller's, as on agy).
 
-use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::options::RunOptions;
 use crate::backend::{RunError, quota};
+use crate::config::Config;
 use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner, argument_too_long_text};
 
-/// The command, found on PATH (POSIX ignores `GEMINI_CLI_PATH`).
+/// The command's name, which the executor finds (on `PATH`, or by its own search on Windows).
 const NAME: &str = "gemini";
+
+/// The Gemini CLI's process-wide state: the program its runs spawn.
+pub struct Gemini {
+    /// `GEMINI_CLI_PATH` on Windows when set, else the bare name.
+    program: PathBuf,
+}
+
+impl Gemini {
+    /// `GEMINI_CLI_PATH` is read on Windows only: elsewhere `gemini` is always found on `PATH`,
+    /// whatever the variable says.
+    pub fn new(config: &Config) -> Gemini {
+        let configured = config.gemini_cli_path.clone().filter(|_| cfg!(windows));
+        Gemini { program: configured.unwrap_or_else(|| PathBuf::from(NAME)) }
+    }
+
+    /// What its runs spawn: the configured path, used as given, or the bare name.
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// Runs one prepared prompt (its `@` references are only checked: the Gemini CLI reads them).
+    pub fn run(
+        &self,
+        runner: &Runner<'_>,
+        prompt: &Arc<String>,
+        options: &RunOptions,
+    ) -> Result<String, RunError> {
+        let model = options.model.as_deref();
+        // The model is the one piece of caller text on this backend's argv, so it is checked
+        // against the kernel's per-argument limit before spawning.
+        if let Some(model) = model.filter(|model| model.len() > ARGV_TEXT_LIMIT) {
+            return Err(argument_too_long_text(NAME, "model", model.len()).into());
+        }
+        let args = args(model, options.sandbox);
+        let failure = match runner.execute(self.command(&args, Some(prompt.clone()))) {
+            Ok(text) => return Ok(text),
+            Err(failure) => failure,
+        };
+        let message = failure.to_string();
+        log_quota_error(&message, model);
+        // Only stderr tells a quota failure: the answer on stdout may quote the markers.
+        let stderr = match &failure {
+            Failure::Exit { stderr, .. } | Failure::StderrOnly { stderr } => stderr.as_str(),
+            _ => "",
+        };
+        match quota::find(stderr, "") {
+            Some(quota) if !failure.is_terminal() && !runner.is_aborted() => {
+                Err(RunError::Quota(quota))
+            }
+            _ => Err(message.into()),
+        }
+    }
+
+    /// `gemini --help`, for `gemini-help`.
+    pub fn help(&self, runner: &Runner<'_>) -> Result<String, Failure> {
+        runner.execute(self.command(&["--help".to_string()], None))
+    }
+
+    /// `gemini --version`, for the doctor.
+    pub fn version(&self, runner: &Runner<'_>, timeout: Duration) -> Result<String, Failure> {
+        runner.execute_within(self.command(&["--version".to_string()], None), timeout)
+    }
+
+    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> Command<'a> {
+        Command { name: NAME, program: self.program.as_os_str(), args, stdin }
+    }
+}
 
 /// The models this backend lists.
 pub fn list_models() -> Vec<(String, String)> {
@@ -31,47 +100,6 @@ pub fn args(model: Option<&str>, sandbox: bool) -> Vec<String> {
         args.push("-s".to_string());
     }
     args
-}
-
-/// Runs one prepared prompt (its `@` references are only checked: the Gemini CLI reads them).
-pub fn run(
-    runner: &Runner<'_>,
-    prompt: &Arc<String>,
-    options: &RunOptions,
-) -> Result<String, RunError> {
-    let model = options.model.as_deref();
-    // The model is the one piece of caller text on this backend's argv, so it is checked against
-    // the kernel's per-argument limit before spawning.
-    if let Some(model) = model.filter(|model| model.len() > ARGV_TEXT_LIMIT) {
-        return Err(argument_too_long_text(NAME, "model", model.len()).into());
-    }
-    let failure = match execute(runner, &args(model, options.sandbox), prompt) {
-        Ok(text) => return Ok(text),
-        Err(failure) => failure,
-    };
-    let message = failure.to_string();
-    log_quota_error(&message, model);
-    // Only stderr tells a quota failure: the answer on stdout may quote the markers.
-    let stderr = match &failure {
-        Failure::Exit { stderr, .. } | Failure::StderrOnly { stderr } => stderr.as_str(),
-        _ => "",
-    };
-    match quota::find(stderr, "") {
-        Some(quota) if !failure.is_terminal() && !runner.is_aborted() => {
-            Err(RunError::Quota(quota))
-        }
-        _ => Err(message.into()),
-    }
-}
-
-/// `gemini --help`, for `gemini-help`.
-pub fn help(runner: &Runner<'_>) -> Result<String, Failure> {
-    runner.execute(command(&["--help".to_string()], None))
-}
-
-/// `gemini --version`, for the doctor.
-pub fn version(runner: &Runner<'_>, timeout: Duration) -> Result<String, Failure> {
-    runner.execute_within(command(&["--version".to_string()], None), timeout)
 }
 
 /// A diagnostic line when the CLI reports `RESOURCE_EXHAUSTED`.
@@ -95,14 +123,6 @@ fn log_quota_error(message: &str, model: Option<&str>) {
     );
 }
 
-fn execute(runner: &Runner<'_>, args: &[String], prompt: &Arc<String>) -> Result<String, Failure> {
-    runner.execute(command(args, Some(prompt.clone())))
-}
-
-fn command(args: &[String], stdin: Option<Arc<dyn Input>>) -> Command<'_> {
-    Command { name: NAME, program: OsStr::new(NAME), args, stdin }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +133,18 @@ mod tests {
         assert_eq!(args(None, false), Vec::<String>::new());
         assert_eq!(args(Some(""), false), Vec::<String>::new());
         assert_eq!(args(Some("pro"), false), ["-m", "pro"], "passed verbatim, not normalized");
+    }
+
+    #[test]
+    fn gemini_cli_path_is_read_on_windows_only() {
+        let config = |value: Option<&str>| {
+            Config::from_env(|name| value.filter(|_| name == "GEMINI_CLI_PATH").map(String::from))
+        };
+        let configured = Gemini::new(&config(Some(r" C:\Tools\gemini.cmd ")));
+        let expected = if cfg!(windows) { r"C:\Tools\gemini.cmd" } else { "gemini" };
+        assert_eq!(configured.program(), Path::new(expected));
+        assert_eq!(configured.command(&[], None).program, expected);
+        assert_eq!(Gemini::new(&config(None)).program(), Path::new("gemini"));
+        assert_eq!(Gemini::new(&config(Some("  "))).program(), Path::new("gemini"));
     }
 }

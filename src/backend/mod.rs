@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::backend::agy::Agy;
 use crate::backend::agy::args::normalize_model;
+use crate::backend::gemini::Gemini;
 use crate::backend::options::RunOptions;
 use crate::backend::quota::Quota;
 use crate::config::{BackendChoice, Config};
@@ -48,12 +49,14 @@ pub struct Capabilities {
     pub sandbox_isolates: bool,
 }
 
-/// Process-wide backend state: the configured choice, the migration notice and agy's own state.
+/// Process-wide backend state: the configured choice, the migration notice and each CLI's own
+/// state.
 pub struct Backends {
     /// `GEMINI_MCP_BACKEND`.
     choice: BackendChoice,
     notice: Mutex<NoticeState>,
     pub agy: Agy,
+    pub gemini: Gemini,
     /// `GEMINI_MCP_MODEL`: the model of a call that names none.
     model: Option<String>,
     /// `GEMINI_MCP_FALLBACK_MODEL`: the model a quota failure is retried with (`None`: off).
@@ -139,6 +142,7 @@ impl Backends {
             choice: config.backend.clone(),
             notice: Mutex::default(),
             agy: Agy::new(config),
+            gemini: Gemini::new(config),
             model: config.model.clone(),
             fallback_model: config.fallback_model.clone(),
         }
@@ -245,7 +249,7 @@ pub fn run_with_backend(
     let run = |runner: &Runner<'_>, options: &RunOptions| match backend {
         Backend::Agy => backends.agy.run(runner, &prompt, &root, options),
         Backend::Gemini => {
-            gemini::run(runner, &prompt, options).map(|text| (text, Vec::new(), None))
+            backends.gemini.run(runner, &prompt, options).map(|text| (text, Vec::new(), None))
         }
     };
     let started = Instant::now();

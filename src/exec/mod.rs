@@ -71,6 +71,8 @@ pub fn argument_too_long_text(cli: &str, name: &str, n: usize) -> String {
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
 pub struct Command<'a> {
     pub name: &'a str,
+    /// The CLI's bare name when nothing is configured (found on `PATH` at spawn; on Windows by
+    /// the executor's own search), else the configured or resolved path, used as given.
     pub program: &'a OsStr,
     pub args: &'a [String],
     /// Written to the child's stdin from its own thread, then stdin is closed.

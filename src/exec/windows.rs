@@ -174,10 +174,12 @@ fn resume_thread(tid: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// What to spawn for `name` (`agy`, `gemini`) given as `program`: a bare name is searched on
-/// `PATH` × `PATHEXT` by the relay itself (never the current directory, never `where`), an npm
-/// cmd-shim is run as the `node.exe <script>` it names (never through `cmd.exe`), any other batch
-/// file is refused, and the whole command line is checked against Windows' limit before spawning.
+/// What to spawn for `name` (`agy`, `gemini`) given as `program`: the CLI's own name when nothing
+/// is configured, searched on `PATH` × `PATHEXT` (and agy's install locations) by the relay itself,
+/// never in the current directory and never with `where`; else the configured path
+/// (`AGY_CLI_PATH`, `GEMINI_CLI_PATH`), used as given. An npm cmd-shim is run as the
+/// `node.exe <script>` it names (never through `cmd.exe`), any other batch file is refused, and
+/// the whole command line is checked against Windows' limit before spawning.
 pub(super) fn launch(
     name: &str,
     program: &OsStr,
@@ -201,12 +203,7 @@ pub(super) fn launch(
         user_profile: user_profile.as_deref(),
         exists: &exists,
     };
-    let bare = !program.contains(['\\', '/', ':']);
-    let found = match (bare, name) {
-        (true, "agy") => winresolve::find_agy(None, &search).ok_or_else(not_found)?,
-        (true, "gemini") => winresolve::find_gemini(None, &search).ok_or_else(not_found)?,
-        _ => program.to_string(),
-    };
+    let found = winresolve::find(name, program, &search).ok_or_else(not_found)?;
     let read = |file: &str| std::fs::read_to_string(file).ok();
     let launch = match winresolve::launch(name, &found, &read, &search) {
         Ok(launch) => launch,

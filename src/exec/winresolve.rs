@@ -28,6 +28,19 @@ pub(crate) struct Launch {
     pub(crate) leading_args: Vec<String>,
 }
 
+/// What to run for the CLI `cli` (`agy`, `gemini`) that a backend names as `program`: its own name
+/// when nothing is configured, which starts that CLI's search, else the configured path
+/// (`AGY_CLI_PATH`, `GEMINI_CLI_PATH`), which the search returns as given. Any other command is
+/// run as named. `None` when the search finds nothing.
+pub(crate) fn find(cli: &str, program: &str, search: &Search<'_>) -> Option<String> {
+    let configured = (program != cli).then_some(program);
+    match cli {
+        "agy" => find_agy(configured, search),
+        "gemini" => find_gemini(configured, search),
+        _ => Some(program.to_string()),
+    }
+}
+
 /// The agy binary: `AGY_CLI_PATH` as given (not checked), else `agy.exe` in a `PATH` directory,
 /// else the first of the install locations under `%LOCALAPPDATA%` and `%USERPROFILE%` that exists.
 /// `None` when none is found.
@@ -418,6 +431,25 @@ mod tests {
         check_find("agy", Some(r"  D:\tools\agy.exe "), &machine, Some(r"D:\tools\agy.exe"));
         check_find("agy", Some("  "), &machine, Some(r"C:\bin\agy.exe"));
         check_find("agy", None, &machine, Some(r"C:\bin\agy.exe"));
+    }
+
+    #[test]
+    fn a_configured_path_reaches_the_search_and_the_bare_name_starts_it() {
+        let machine = Machine::new(&[r"C:\bin"], &[r"C:\bin\agy.exe", r"C:\bin\gemini.cmd"]);
+        let on = |cli: &str, program: &str| machine.run(|search, _| find(cli, program, search));
+        assert_eq!(on("gemini", "gemini").as_deref(), Some(r"C:\bin\gemini.cmd"));
+        assert_eq!(on("gemini", r"D:\g\gemini.exe").as_deref(), Some(r"D:\g\gemini.exe"));
+        assert_eq!(on("gemini", "gemini-beta").as_deref(), Some("gemini-beta"));
+        assert_eq!(on("agy", "agy").as_deref(), Some(r"C:\bin\agy.exe"));
+        assert_eq!(on("agy", r"E:\agy\agy.exe").as_deref(), Some(r"E:\agy\agy.exe"));
+        assert_eq!(on("sh", "/bin/sh").as_deref(), Some("/bin/sh"));
+        let empty = Machine::new(&[r"C:\bin"], &[]);
+        assert_eq!(empty.run(|search, _| find("gemini", "gemini", search)), None);
+        assert_eq!(
+            empty.run(|search, _| find("gemini", r"C:\g\gemini.cmd", search)).as_deref(),
+            Some(r"C:\g\gemini.cmd"),
+            "a configured path is not checked"
+        );
     }
 
     #[test]

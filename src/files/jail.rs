@@ -46,6 +46,48 @@ pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), Str
     Project::new(root).assert_safe(prompt, &AtomicBool::new(false))
 }
 
+/// Where a path that a caller names for writing (`gemini-image`'s `outputPath`) lands relative to
+/// the project root, decided by the system's path rules alone, before anything is touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landing {
+    /// Inside the root: the path relative to it, its components joined with `/` (empty for the
+    /// root itself).
+    Inside(String),
+    /// Outside the root: above it, elsewhere on the machine or (on Windows) another drive, a share,
+    /// a device path or a drive's current directory.
+    Outside,
+    /// Windows only: a component that Windows reads as something other than a file of that name
+    /// (a device such as `CON.png`, a stream such as `a.png:x`, a name it trims such as `a.png.`).
+    #[cfg_attr(unix, allow(dead_code))]
+    NotAFile,
+}
+
+/// Where `path` (absolute, or relative to `root`) lands, lexically: `..` is resolved against the
+/// path before it, and an absolute path is inside only when it starts with the root's components.
+/// `root` must be absolute.
+#[cfg(unix)]
+pub fn landing(root: &Path, path: &str) -> Landing {
+    let root = resolve_lexically(root, b"");
+    let resolved = resolve_lexically(&root, path.as_bytes());
+    match resolved.strip_prefix(&root) {
+        // Only the path's own components lie below the root, so the rest is its text.
+        Ok(rel) => Landing::Inside(rel.to_string_lossy().into_owned()),
+        Err(_) => Landing::Outside,
+    }
+}
+
+/// Where `path` lands under Windows path rules (`/` and `\` both separate; `..` never climbs above
+/// the root; a drive, share or device path outside the root's is outside; see `winpath::lexical`).
+#[cfg(windows)]
+pub fn landing(root: &Path, path: &str) -> Landing {
+    use crate::files::winpath::{self, Lexical};
+    match winpath::lexical(&root.to_string_lossy(), path) {
+        Lexical::Inside(rel) => Landing::Inside(rel),
+        Lexical::Outside => Landing::Outside,
+        Lexical::NotAFile => Landing::NotAFile,
+    }
+}
+
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
 /// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
 /// (never going above `/`), and the result has no trailing slash. `base` must be absolute.

@@ -26,8 +26,7 @@ mod winpath;
 pub use expand::inline_file_references;
 pub(crate) use jail::check_file_references;
 pub use jail::check_gemini_references;
-#[cfg(unix)]
-pub use jail::resolve_lexically;
+pub use jail::{Landing, landing};
 
 /// The error text when inlining stops because the call was cancelled.
 pub const CANCELLED: &str = "cancelled while inlining @file references";

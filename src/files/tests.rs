@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use super::jail::resolve_lexically;
 use crate::testutil::{TempDir, XorShift, mkfifo, thread_cpu_time};
 
 /// A stop flag that is never set.
@@ -503,6 +504,28 @@ fn lexical_resolution() {
     check("/", "", "/");
     check("/p//q/./", "", "/p/q");
     check("/p", "a\\..\\b", "/p/a\\..\\b");
+}
+
+#[test]
+fn where_a_path_to_write_lands() {
+    let check = |root: &str, path: &str, expected: Landing| {
+        assert_eq!(landing(Path::new(root), path), expected, "{root} + {path}");
+    };
+    let inside = |rel: &str| Landing::Inside(rel.to_string());
+    check("/p", "a/./b//c.png", inside("a/b/c.png"));
+    check("/p/", "a/../b.png", inside("b.png"));
+    check("/p", "../p/x.png", inside("x.png"));
+    check("/p", "/p/out/x.png", inside("out/x.png"));
+    check("/p", ".", inside(""));
+    check("/p", "..foo/x.png", inside("..foo/x.png"));
+    check("/p", "a\\..\\..\\x.png", inside("a\\..\\..\\x.png"));
+    check("/p", "../x.png", Landing::Outside);
+    check("/p", "/pq/x.png", Landing::Outside);
+    check("/p", "/", Landing::Outside);
+    check("/p/q", "..", Landing::Outside);
+    // A project at the top of the file system holds every absolute path.
+    check("/", "etc/x.png", inside("etc/x.png"));
+    check("/", "/tmp/x.png", inside("tmp/x.png"));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::backend::{ModelChoice, gemini};
+use crate::backend::ModelChoice;
 use crate::call::Ctx;
 use crate::exec::Failure;
 use crate::js::{
@@ -283,7 +283,8 @@ pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
     backends.warn_if_unknown();
     let agy_path = backends.agy.program().display().to_string();
     let agy_version = first_line(backends.agy.version(&runner, VERSION_TIMEOUT));
-    let gemini_version = first_line(gemini::version(&runner, VERSION_TIMEOUT));
+    let gemini_path = backends.gemini.program().display().to_string();
+    let gemini_version = first_line(backends.gemini.version(&runner, VERSION_TIMEOUT));
     let usage = login_and_quota(backend.name(), agy_version.is_some(), || {
         backends.agy.usage(&runner, USAGE_TIMEOUT).map_err(|failure| failure.to_string())
     });
@@ -298,7 +299,7 @@ pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
         gemini: CliProbe {
             found: gemini_version.is_some(),
             version: gemini_version.as_deref().unwrap_or_default(),
-            path: "gemini",
+            path: &gemini_path,
         },
         usage,
         models: backends.model_choice(backend),

@@ -3,19 +3,20 @@
 //!
 //! Two choices differ from the original on purpose. Markdown targets starting with `file://` lose
 //! exactly that prefix (case-insensitive), so `file:///home/u/a.png` becomes the absolute path
-//! `/home/u/a.png`; the original stripped `file:///` and broke such targets. The embed
-//! is a correct file URL, `file://` + the percent-encoded absolute path. The original's
-//! Windows-only search for `C:\...` paths in the reply text is not ported.
+//! `/home/u/a.png`; the original stripped `file:///` and broke such targets. The embed is a
+//! correct file URL: `file://` + the percent-encoded absolute path, with `/` separators on
+//! Windows (`file:///C:/Users/u/a.png`).
+//!
+//! On Windows a target's `/` before a drive letter goes too (`file:///C:/x.png` names `C:/x.png`),
+//! a reply with no such image is searched for an absolute Windows path to one (`C:\out\fox.png`),
+//! and the notice shows the copy's path with `/`. A path that starts with two separators (a network
+//! share, `\\?\`, `\\.\`) is never looked at: touching a share can send the user's credentials
+//! to its server.
 
-#[cfg(unix)]
 use std::ffi::{OsStr, OsString};
 use std::fs;
-#[cfg(unix)]
 use std::io;
-#[cfg(unix)]
-use std::path::Component;
 use std::path::{Path, PathBuf};
-#[cfg(unix)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -24,10 +25,8 @@ use serde_json::{Map, Value};
 use crate::backend::options::RunOptions;
 use crate::backend::{self, Request};
 use crate::call::Ctx;
-#[cfg(unix)]
 use crate::files::fd::{self, Dir, Kind};
-#[cfg(unix)]
-use crate::files::resolve_lexically;
+use crate::files::{self, Landing};
 use crate::js;
 use crate::tools::str_arg;
 
@@ -74,19 +73,89 @@ pub fn progress_message(aspect_ratio: &str) -> String {
     format!("\u{1F3A8} Generating image with aspect ratio {aspect_ratio}...")
 }
 
-/// Step (a): the first markdown image in the reply whose target ends in `.jpg`, `.jpeg`, `.png`
-/// or `.webp` (any case), if that file exists.
-///
-/// A leading `file://` is stripped (see the module docs); relative targets resolve against `cwd`.
-/// Only the first such image is considered, as in the original.
+/// Steps (a) and (b): the image the reply names, if that file exists. (a) The first markdown
+/// image whose target ends in `.jpg`, `.jpeg`, `.png` or `.webp` (any case), read by
+/// [`target_path`], relative targets resolved against `cwd`; only the first such image is
+/// considered, as in the original. (b) On Windows, else the first absolute Windows path to an
+/// image in the text ([`windows_absolute_image`]).
 pub fn find_image_in_reply(reply: &str, cwd: &Path) -> Option<PathBuf> {
-    let target = first_markdown_image(reply)?;
-    let target = match target.get(..7) {
+    let windows = cfg!(windows);
+    let target = first_markdown_image(reply).and_then(|target| target_path(target, windows));
+    if let Some(target) = target {
+        let path: PathBuf = cwd.join(target).components().collect();
+        if path.is_file() {
+            return Some(path);
+        }
+    }
+    if !windows {
+        return None;
+    }
+    let path = PathBuf::from(windows_absolute_image(reply)?);
+    path.is_file().then_some(path)
+}
+
+/// A markdown image target as the path it names: without a leading `file://` (any case) and, on
+/// `windows`, without the `/` a `file:///C:/…` URL puts before its drive letter. `None` on
+/// `windows` for a path that starts with two separators (a share, `\\?\` or `\\.\`): it is
+/// never looked at.
+fn target_path(target: &str, windows: bool) -> Option<&str> {
+    let path = match target.get(..7) {
         Some(prefix) if prefix.eq_ignore_ascii_case("file://") => &target[7..],
         _ => target,
     };
-    let path: PathBuf = cwd.join(target).components().collect();
-    if path.is_file() { Some(path) } else { None }
+    if !windows {
+        return Some(path);
+    }
+    let path = match path.as_bytes() {
+        [b'/', letter, b':', ..] if letter.is_ascii_alphabetic() => &path[1..],
+        _ => path,
+    };
+    match path.as_bytes() {
+        [first, second, ..] if is_separator(*first) && is_separator(*second) => None,
+        _ => Some(path),
+    }
+}
+
+/// Step (b), on Windows: the first absolute Windows path to an image in `text`: a drive letter,
+/// `:` and a separator, then characters other than whitespace, `"` and `)`, up to the last image
+/// extension (any case) among them that follows at least one of them. An apostrophe is kept, as
+/// Windows user names have them (`C:\Users\O'Brien\fox.png`); a quote or backtick after the path
+/// is left out anyway, since the path ends at its extension.
+///
+/// Linear in the text: a start inside a run already searched shares that run's end, so it cannot
+/// match where the run's own start did not, and the search goes on after the run.
+fn windows_absolute_image(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while start + 3 <= bytes.len() {
+        let [letter, colon, separator] = [bytes[start], bytes[start + 1], bytes[start + 2]];
+        if !(letter.is_ascii_alphabetic() && colon == b':' && is_separator(separator)) {
+            start += 1;
+            continue;
+        }
+        // Three ASCII bytes: the rest starts on a character boundary.
+        let body = &text[start + 3..];
+        let run_len = body.find(|c: char| js::is_space(c) || matches!(c, '"' | ')'));
+        let run = &body[..run_len.unwrap_or(body.len())];
+        if let Some(end) = last_image_end(run) {
+            return Some(&text[start..start + 3 + end]);
+        }
+        start += 3 + run.len().max(1);
+    }
+    None
+}
+
+/// The end of the last image extension in `run` that has at least one character before it.
+fn last_image_end(run: &str) -> Option<usize> {
+    let lower = run.to_ascii_lowercase();
+    lower.rmatch_indices('.').map(|(at, _)| at).filter(|&at| at > 0).find_map(|at| {
+        let ext = IMAGE_EXTENSIONS.iter().find(|ext| lower[at..].starts_with(*ext))?;
+        Some(at + ext.len())
+    })
+}
+
+fn is_separator(byte: u8) -> bool {
+    matches!(byte, b'/' | b'\\')
 }
 
 /// agy's conversation directory root: `<home>/.gemini/antigravity-cli/brain`.
@@ -126,41 +195,39 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
 /// Copies the image to `output_path` (trimmed, resolved against `cwd`) and returns the
 /// cwd-relative destination; the new image path is `cwd.join(<returned path>)`.
 ///
-/// The check is lexical, like Node's `path.relative`: a relative path starting with `..` (including
-/// a name like `..foo`, as in the original) escapes and is refused. An absolute `output_path`
-/// inside `cwd` is accepted. `cwd` must be absolute.
+/// The check is lexical and follows the system's path rules (`files::landing`): a path that
+/// lands outside `cwd` escapes and is refused, and so does one whose relative path starts with
+/// `..` (a name like `..foo`, as in the original, whose check was Node's `path.relative`). An
+/// absolute `output_path` inside `cwd` is accepted. On Windows a drive-relative path (`C:x.png`),
+/// a share or device path, another drive, and a name Windows reads as a device or a stream
+/// (`CON.png`, `x.png:s`) are refused too. `cwd` must be absolute.
 ///
-/// The write never follows a symlink: the directories on the way are opened one by one
-/// beneath `cwd` with `O_NOFOLLOW` (and created when missing), an existing destination that is
-/// not a regular file (a symlink, a FIFO, a directory) is refused without being opened, and the
-/// image goes to a new temporary file in the target directory that is then renamed over the
+/// The write never follows a link: the directories on the way are opened one by one beneath
+/// `cwd` through handles (`O_NOFOLLOW`; on Windows without following reparse points, each
+/// handle's final path checked under `cwd`'s) and created when missing, an existing destination
+/// that is not a regular file (a link, a FIFO, a directory) is refused without being opened, and
+/// the image goes to a new temporary file in the target directory that is then renamed over the
 /// destination. The source is read only if it is a regular file, opened without blocking.
-#[cfg(unix)]
 pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<PathBuf, String> {
     let trimmed = js::trim(output_path);
-    let cwd = resolve_lexically(cwd, b"");
-    let destination = resolve_lexically(&cwd, trimmed.as_bytes());
-    let relative = relative_path(&cwd, &destination);
-    if relative.as_os_str().as_encoded_bytes().starts_with(b"..") || relative.is_absolute() {
-        return Err(format!(
-            "Invalid outputPath: \"{trimmed}\" escapes the project workspace directory."
-        ));
-    }
-    write_image(image, &cwd, &relative)
+    let relative = match files::landing(cwd, trimmed) {
+        Landing::Inside(relative) if !relative.starts_with("..") => relative,
+        Landing::Inside(_) | Landing::Outside => {
+            return Err(format!(
+                "Invalid outputPath: \"{trimmed}\" escapes the project workspace directory."
+            ));
+        }
+        Landing::NotAFile => {
+            return Err(format!(
+                "Invalid outputPath: \"{trimmed}\" names a device, a stream or a name Windows \
+                 trims, not a file in the project."
+            ));
+        }
+    };
+    let components: Vec<&str> = relative.split('/').filter(|it| !it.is_empty()).collect();
+    write_image(image, cwd, &components)
         .map_err(|err| format!("Could not save the image to \"{trimmed}\": {err}"))?;
-    Ok(relative)
-}
-
-/// The refusal of `outputPath` where the copy has no safe implementation yet.
-#[cfg(not(unix))]
-const OUTPUT_PATH_UNSUPPORTED: &str = "gemini-image outputPath is not supported on Windows yet";
-
-/// Windows: the handle-relative copy (`FILE_CREATE` into a temporary name, then a rename relative
-/// to the directory's handle) and Windows path rules for `outputPath` are not finished, so the
-/// copy is refused rather than done by path.
-#[cfg(not(unix))]
-pub fn copy_to_output(_output_path: &str, _image: &Path, _cwd: &Path) -> Result<PathBuf, String> {
-    Err(OUTPUT_PATH_UNSUPPORTED.to_string())
+    Ok(components.iter().collect())
 }
 
 /// Renders the result text, with a correct `file://` URL in the embed; notices come on top later.
@@ -173,10 +240,8 @@ pub fn render_image_result(report: &ImageReport) -> String {
     }
     out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_ascii_uppercase()));
     if let Some(saved_to) = report.saved_to {
-        out.push_str(&format!(
-            "\n\n\u{1F4BE} **Saved to Project:** `{}`",
-            saved_to.to_string_lossy()
-        ));
+        let shown = shown_relative(&saved_to.to_string_lossy(), cfg!(windows));
+        out.push_str(&format!("\n\n\u{1F4BE} **Saved to Project:** `{shown}`"));
     }
     if let Some(image) = report.image.filter(|image| image.exists()) {
         out.push_str(&format!(
@@ -229,32 +294,17 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
-#[cfg(unix)]
-/// Node's `path.relative(from, to)` for two normalised absolute paths.
-fn relative_path(from: &Path, to: &Path) -> PathBuf {
-    let from: Vec<Component> = from.components().collect();
-    let to: Vec<Component> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..from.len() {
-        out.push("..");
-    }
-    for component in &to[common..] {
-        out.push(component);
-    }
-    out
-}
-
-#[cfg(unix)]
-/// Writes a copy of `image` to `relative` beneath `cwd` through directory descriptors.
-fn write_image(image: &Path, cwd: &Path, relative: &Path) -> io::Result<()> {
+/// Writes a copy of `image` to the relative path `components` beneath `cwd` through directory
+/// handles.
+fn write_image(image: &Path, cwd: &Path, components: &[&str]) -> io::Result<()> {
     let mut source = fd::open_regular(image)?;
-    let Some(name) = relative.file_name() else {
-        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    let Some((name, parents)) = components.split_last() else {
+        return Err(fd::is_a_directory());
     };
+    let name = OsStr::new(name);
     let mut dir = Dir::open(cwd)?;
-    for component in relative.parent().into_iter().flat_map(Path::components) {
-        dir = open_or_create_dir(&dir, component.as_os_str())?;
+    for component in parents {
+        dir = open_or_create_dir(&dir, OsStr::new(component))?;
     }
     match dir.kind(name) {
         Ok(Kind::File) => (),
@@ -269,40 +319,43 @@ fn write_image(image: &Path, cwd: &Path, relative: &Path) -> io::Result<()> {
         Err(err) => return Err(err),
     }
     let (temp, mut file) = create_temp(&dir)?;
-    let written = io::copy(&mut source, &mut file).and_then(|_| dir.rename(&temp, name));
+    let copied = io::copy(&mut source, &mut file);
+    // Both closed before the rename: Windows refuses to replace a file that is open, and the
+    // source may be the destination itself.
+    drop((file, source));
+    let written = copied.and_then(|_| dir.rename(&temp, name));
     if written.is_err() {
         let _ = dir.remove_file(&temp);
     }
     written
 }
 
-#[cfg(unix)]
-/// Opens the directory `name` in `parent`, creating it when missing; a symlink is refused.
+/// Opens the directory `name` in `parent`, creating it when missing; a link is refused.
 fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
     match parent.kind(name) {
         Ok(Kind::Dir) => (),
         Ok(Kind::Symlink) => return Err(not_followed(name)),
-        Ok(Kind::File | Kind::Other) => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+        Ok(Kind::File | Kind::Other) => return Err(fd::not_a_directory()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
             Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
             _ => (),
         },
         Err(err) => return Err(err),
     }
-    // `O_NOFOLLOW`: a symlink swapped in since the check is refused here.
+    // Opened without following a link: one swapped in since the check is refused here.
     parent.child_dir(name)
 }
 
-#[cfg(unix)]
 fn not_followed(name: &OsStr) -> io::Error {
     io::Error::other(format!(
-        "\"{}\" is a symbolic link, which is never followed",
-        name.to_string_lossy()
+        "\"{}\" is {}, which is never followed",
+        name.to_string_lossy(),
+        fd::LINK
     ))
 }
 
-#[cfg(unix)]
-/// Creates a new temporary file in `dir` (`O_CREAT | O_EXCL`), returning its name and the file.
+/// Creates a new temporary file in `dir` (never over an existing name), returning its name and
+/// the file.
 fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     loop {
@@ -317,11 +370,50 @@ fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
     }
 }
 
+/// A relative path as the notice shows it: with `/` separators on `windows`. Elsewhere a
+/// backslash is part of a name and stays.
+fn shown_relative(path: &str, windows: bool) -> String {
+    if windows { path.replace('\\', "/") } else { path.to_string() }
+}
+
+/// The file URL of an absolute image path (see [`posix_file_url`] and [`windows_file_url`]).
+fn file_url(path: &Path) -> String {
+    #[cfg(windows)]
+    return windows_file_url(&path.to_string_lossy());
+    #[cfg(not(windows))]
+    return posix_file_url(path.as_os_str().as_encoded_bytes());
+}
+
 /// `file://` + the path, percent-encoding every byte outside the URL-safe set (parentheses too,
 /// so the markdown link stays intact).
-fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for &byte in path.as_os_str().as_encoded_bytes() {
+#[cfg(any(not(windows), test))]
+fn posix_file_url(path: &[u8]) -> String {
+    percent_encoded("file://", path)
+}
+
+/// A Windows path as a file URL, with `/` separators: `C:\a b\x.png` is
+/// `file:///C:/a%20b/x.png`, a share's `\\srv\share\x.png` is `file://srv/share/x.png`, and
+/// the `\\?\` forms are read as the paths they stand for.
+#[cfg(any(windows, test))]
+fn windows_file_url(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let path = match path.strip_prefix("//?/") {
+        Some(rest) if rest.get(..4).is_some_and(|unc| unc.eq_ignore_ascii_case("UNC/")) => {
+            format!("//{}", &rest[4..])
+        }
+        Some(rest) => rest.to_string(),
+        None => path,
+    };
+    match path.strip_prefix("//") {
+        Some(share) => percent_encoded("file://", share.as_bytes()),
+        None => percent_encoded("file:///", path.as_bytes()),
+    }
+}
+
+/// `prefix` + `bytes`, every byte outside the URL-safe set percent-encoded.
+fn percent_encoded(prefix: &str, bytes: &[u8]) -> String {
+    let mut url = String::from(prefix);
+    for &byte in bytes {
         let safe = byte.is_ascii_alphanumeric() || b"-._~!$&'*+,;=:@/".contains(&byte);
         if safe {
             url.push(char::from(byte));
@@ -343,11 +435,6 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let prompt = js::trim(str_arg(args, "prompt").unwrap_or_default());
     if prompt.is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
-    }
-    // Refused before the model runs, so no image is generated only to be thrown away.
-    #[cfg(not(unix))]
-    if str_arg(args, "outputPath").is_some_and(|output| !js::trim(output).is_empty()) {
-        return Err(OUTPUT_PATH_UNSUPPORTED.to_string());
     }
     let start = SystemTime::now();
     let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_RATIO);
@@ -385,14 +472,12 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     Ok(ctx.services.backends.with_notices(&reply.notices, &render_image_result(&report)))
 }
 
-// Against a POSIX file system: symlinks, FIFOs.
-#[cfg(all(test, unix))]
+// The texts and both systems' path rules, on every system.
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    use std::os::unix::fs::symlink;
-
-    use crate::testutil::{TempDir, mkfifo, set_mtime};
+    use crate::testutil::TempDir;
 
     #[test]
     fn prompt_with_and_without_size() {
@@ -437,6 +522,166 @@ mod tests {
     }
 
     #[test]
+    fn reply_image_missing_or_not_first() {
+        let tmp = TempDir::new();
+        tmp.file("b.png", "png");
+        assert_eq!(find_image_in_reply("![a](missing.png) ![b](b.png)", tmp.path()), None);
+        assert_eq!(find_image_in_reply("nothing here", tmp.path()), None);
+        tmp.dir("dir.png");
+        assert_eq!(find_image_in_reply("![d](dir.png)", tmp.path()), None);
+    }
+
+    #[test]
+    fn brain_dir_layout() {
+        assert_eq!(
+            brain_dir(Path::new("/home/u")),
+            PathBuf::from("/home/u/.gemini/antigravity-cli/brain")
+        );
+    }
+
+    pub(super) fn report<'a>(
+        image: Option<&'a Path>,
+        saved_to: Option<&'a Path>,
+    ) -> ImageReport<'a> {
+        ImageReport {
+            prompt: " a red fox ",
+            aspect_ratio: "16:9",
+            size: None,
+            backend_name: "agy",
+            saved_to,
+            image,
+            reply: "Here is your fox.",
+        }
+    }
+
+    #[test]
+    fn render_without_copy_or_embed() {
+        assert_eq!(
+            render_image_result(&report(None, None)),
+            "### 🎨 Gemini Image Generation Completed\n\n\
+             - **Prompt:** \"a red fox\"\n\
+             - **Aspect Ratio:** `16:9`\n\
+             - **Backend:** `AGY`\n\n\
+             Here is your fox."
+        );
+        let missing = Path::new("/nonexistent/gemini-relay/fox.png");
+        let with_size = ImageReport { size: Some("4K"), ..report(Some(missing), None) };
+        assert_eq!(
+            render_image_result(&with_size),
+            "### 🎨 Gemini Image Generation Completed\n\n\
+             - **Prompt:** \"a red fox\"\n\
+             - **Aspect Ratio:** `16:9`\n\
+             - **Size:** `4K`\n\
+             - **Backend:** `AGY`\n\n\
+             Here is your fox."
+        );
+    }
+
+    #[test]
+    fn targets_as_paths_on_each_system() {
+        let posix = |target| target_path(target, false);
+        assert_eq!(posix("file:///home/u/a.png"), Some("/home/u/a.png"));
+        assert_eq!(posix("FILE://rel/a.png"), Some("rel/a.png"));
+        assert_eq!(posix("gen/a.png"), Some("gen/a.png"));
+        assert_eq!(posix("/C:/a.png"), Some("/C:/a.png"), "a drive means nothing here");
+        assert_eq!(posix("//srv/share/a.png"), Some("//srv/share/a.png"));
+        let windows = |target| target_path(target, true);
+        assert_eq!(windows("file:///C:/Users/u/a.png"), Some("C:/Users/u/a.png"));
+        assert_eq!(windows("File:///d:/a b/a.png"), Some("d:/a b/a.png"));
+        assert_eq!(windows("/C:/a.png"), Some("C:/a.png"));
+        assert_eq!(windows(r"C:\out\a.png"), Some(r"C:\out\a.png"));
+        assert_eq!(windows(r"gen\a.png"), Some(r"gen\a.png"));
+        assert_eq!(windows("/gen/a.png"), Some("/gen/a.png"));
+        // Shares and device paths are never looked at.
+        for never in [
+            r"\\srv\share\a.png",
+            "//srv/share/a.png",
+            "file:////srv/share/a.png",
+            r"file://\\srv\share\a.png",
+            r"\\?\C:\a.png",
+            r"\\.\C:\a.png",
+            r"/\srv\a.png",
+        ] {
+            assert_eq!(windows(never), None, "{never}");
+        }
+    }
+
+    fn check_windows_image(text: &str, expected: Option<&str>) {
+        assert_eq!(windows_absolute_image(text), expected, "{text:?}");
+    }
+
+    #[test]
+    fn windows_absolute_paths_in_a_reply() {
+        check_windows_image(r"Saved to C:\Users\me\out\fox.png.", Some(r"C:\Users\me\out\fox.png"));
+        check_windows_image("at `c:/tmp/a.PNG` now", Some("c:/tmp/a.PNG"));
+        check_windows_image(r"(D:\pics\b.webp)", Some(r"D:\pics\b.webp"));
+        check_windows_image(r#""E:\x\b.jpeg" done"#, Some(r"E:\x\b.jpeg"));
+        check_windows_image(r"C:\Users\O'Brien\fox.jpg", Some(r"C:\Users\O'Brien\fox.jpg"));
+        check_windows_image(r"'C:\a\fox.png'", Some(r"C:\a\fox.png"));
+        check_windows_image(r"C:\Bilder\Füchse.png", Some(r"C:\Bilder\Füchse.png"));
+        // The last image extension of the run, which may not end it.
+        check_windows_image(r"C:\a.png.txt", Some(r"C:\a.png"));
+        check_windows_image(r"C:\dir.png\sub\readme", Some(r"C:\dir.png"));
+        check_windows_image(r"C:\a.png\b.jpg", Some(r"C:\a.png\b.jpg"));
+        check_windows_image(r"C:\a.pngx", Some(r"C:\a.png"));
+        // The first path that has one; a start may sit inside a word.
+        check_windows_image(r"C:\a.txt then D:\b.png", Some(r"D:\b.png"));
+        check_windows_image(r"xC:\a.png", Some(r"C:\a.png"));
+        // Nothing before the extension, no separator, a space, a drive of two letters.
+        for none in [r"C:\.png", "C:a.png", r"C: \a.png", r"C:\a b.txt", "CC:", "C:\\", ""] {
+            check_windows_image(none, None);
+        }
+        check_windows_image(r"CD:\a.png", Some(r"D:\a.png"));
+        check_windows_image("C:\\a\u{a0}b.png", None);
+    }
+
+    #[test]
+    fn the_windows_scan_is_linear() {
+        let hostile = r"C:\".repeat(200_000) + "x";
+        let started = std::time::Instant::now();
+        assert_eq!(windows_absolute_image(&hostile), None);
+        let mut nested = r"C:\a".repeat(200_000);
+        nested.push_str(".png");
+        assert_eq!(windows_absolute_image(&nested), Some(nested.as_str()));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn windows_file_urls_have_slashes() {
+        assert_eq!(windows_file_url(r"C:\Users\u\a.png"), "file:///C:/Users/u/a.png");
+        assert_eq!(windows_file_url(r"C:\my fox (1)\a.png"), "file:///C:/my%20fox%20%281%29/a.png");
+        assert_eq!(windows_file_url(r"\\?\C:\Users\u\a.png"), "file:///C:/Users/u/a.png");
+        assert_eq!(windows_file_url(r"\\srv\share\a.png"), "file://srv/share/a.png");
+        assert_eq!(windows_file_url(r"\\?\UNC\srv\share\a.png"), "file://srv/share/a.png");
+        assert_eq!(windows_file_url("C:\\h\\jos\u{e9}.png"), "file:///C:/h/jos%C3%A9.png");
+    }
+
+    #[test]
+    fn the_notice_shows_slashes_on_windows() {
+        assert_eq!(shown_relative(r"assets\gen\fox.png", true), "assets/gen/fox.png");
+        assert_eq!(shown_relative(r"assets\gen\fox.png", false), r"assets\gen\fox.png");
+        assert_eq!(shown_relative("assets/fox.png", true), "assets/fox.png");
+    }
+
+    #[test]
+    fn file_urls() {
+        assert_eq!(posix_file_url(b"/home/u/a.png"), "file:///home/u/a.png");
+        assert_eq!(posix_file_url(b"/tmp/a b/x%#?.png"), "file:///tmp/a%20b/x%25%23%3F.png");
+        assert_eq!(posix_file_url("/h/jos\u{e9}.png".as_bytes()), "file:///h/jos%C3%A9.png");
+    }
+}
+
+// Against a POSIX file system: symlinks, FIFOs.
+#[cfg(all(test, unix))]
+mod posix {
+    use super::*;
+
+    use std::os::unix::fs::symlink;
+
+    use crate::testutil::{TempDir, mkfifo, set_mtime};
+    use tests::report;
+
+    #[test]
     fn reply_image_relative_and_file_url() {
         let tmp = TempDir::new();
         let image = tmp.file("gen/fox.png", "png");
@@ -447,16 +692,6 @@ mod tests {
         let reply = format!("![fox]({})", image.display());
         assert_eq!(find_image_in_reply(&reply, Path::new("/")), Some(image.clone()));
         assert_eq!(find_image_in_reply("![fox](./gen/fox.png)", tmp.path()), Some(image));
-    }
-
-    #[test]
-    fn reply_image_missing_or_not_first() {
-        let tmp = TempDir::new();
-        tmp.file("b.png", "png");
-        assert_eq!(find_image_in_reply("![a](missing.png) ![b](b.png)", tmp.path()), None);
-        assert_eq!(find_image_in_reply("nothing here", tmp.path()), None);
-        tmp.dir("dir.png");
-        assert_eq!(find_image_in_reply("![d](dir.png)", tmp.path()), None);
     }
 
     #[test]
@@ -489,14 +724,6 @@ mod tests {
         set_mtime(&fresh, start);
         assert_eq!(newest_brain_image(&brain, start), None);
         assert_eq!(newest_brain_image(&tmp.path().join("missing"), start), None);
-    }
-
-    #[test]
-    fn brain_dir_layout() {
-        assert_eq!(
-            brain_dir(Path::new("/home/u")),
-            PathBuf::from("/home/u/.gemini/antigravity-cli/brain")
-        );
     }
 
     fn check_escape(output_path: &str) {
@@ -674,41 +901,6 @@ mod tests {
         assert!(err.ends_with("Not a directory (os error 20)"), "{err}");
     }
 
-    fn report<'a>(image: Option<&'a Path>, saved_to: Option<&'a Path>) -> ImageReport<'a> {
-        ImageReport {
-            prompt: " a red fox ",
-            aspect_ratio: "16:9",
-            size: None,
-            backend_name: "agy",
-            saved_to,
-            image,
-            reply: "Here is your fox.",
-        }
-    }
-
-    #[test]
-    fn render_without_copy_or_embed() {
-        assert_eq!(
-            render_image_result(&report(None, None)),
-            "### 🎨 Gemini Image Generation Completed\n\n\
-             - **Prompt:** \"a red fox\"\n\
-             - **Aspect Ratio:** `16:9`\n\
-             - **Backend:** `AGY`\n\n\
-             Here is your fox."
-        );
-        let missing = Path::new("/nonexistent/gemini-relay/fox.png");
-        let with_size = ImageReport { size: Some("4K"), ..report(Some(missing), None) };
-        assert_eq!(
-            render_image_result(&with_size),
-            "### 🎨 Gemini Image Generation Completed\n\n\
-             - **Prompt:** \"a red fox\"\n\
-             - **Aspect Ratio:** `16:9`\n\
-             - **Size:** `4K`\n\
-             - **Backend:** `AGY`\n\n\
-             Here is your fox."
-        );
-    }
-
     #[test]
     fn render_with_embed() {
         let tmp = TempDir::new();
@@ -750,11 +942,181 @@ mod tests {
             )
         );
     }
+}
+
+// Against a Windows file system (Wine runs these). Wine makes no reparse points, so the refusal of
+// links rests on the handle-relative walk's own tests and on `winpath`'s.
+#[cfg(all(test, windows))]
+mod windows {
+    use super::*;
+
+    use crate::testutil::TempDir;
+    use tests::report;
+
+    /// `path` without the `\\?\` that a canonical path carries, as a person writes it.
+    fn plain(path: &Path) -> String {
+        let text = path.to_string_lossy();
+        text.strip_prefix(r"\\?\").unwrap_or(&text).to_string()
+    }
+
+    /// The names in `dir`, sorted (to see that no temporary file is left behind).
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
 
     #[test]
-    fn file_urls() {
-        assert_eq!(file_url(Path::new("/home/u/a.png")), "file:///home/u/a.png");
-        assert_eq!(file_url(Path::new("/tmp/a b/x%#?.png")), "file:///tmp/a%20b/x%25%23%3F.png");
-        assert_eq!(file_url(Path::new("/h/jos\u{e9}.png")), "file:///h/jos%C3%A9.png");
+    fn output_path_good_relative_copy() {
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "PNGDATA");
+        let cwd = tmp.dir("project");
+        let rel = copy_to_output(r" assets\.\gen/fox.png ", &image, &cwd).unwrap();
+        assert_eq!(rel, PathBuf::from(r"assets\gen\fox.png"));
+        assert_eq!(fs::read_to_string(cwd.join(&rel)).unwrap(), "PNGDATA");
+        let rel = copy_to_output(r"a\..\b.png", &image, &cwd).unwrap();
+        assert_eq!(rel, PathBuf::from("b.png"));
+        assert_eq!(fs::read_to_string(cwd.join("b.png")).unwrap(), "PNGDATA");
+        assert_eq!(names(&cwd), ["assets", "b.png"]);
+        assert_eq!(names(&cwd.join(r"assets\gen")), ["fox.png"]);
+    }
+
+    #[test]
+    fn output_path_absolute_inside_is_accepted_in_its_plain_form() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "PNG");
+        let cwd = tmp.dir("project");
+        let target = format!(r"{}\out\copy.png", plain(&cwd));
+        assert_eq!(copy_to_output(&target, &image, &cwd), Ok(PathBuf::from(r"out\copy.png")));
+        let upper = target.to_uppercase();
+        assert_eq!(copy_to_output(&upper, &image, &cwd), Ok(PathBuf::from(r"OUT\COPY.PNG")));
+        assert_eq!(fs::read_to_string(cwd.join(r"out\copy.png")).unwrap(), "PNG");
+        // The project's own drive from its top.
+        let rooted = &target[2..];
+        assert_eq!(copy_to_output(rooted, &image, &cwd), Ok(PathBuf::from(r"out\copy.png")));
+    }
+
+    #[test]
+    fn output_path_outside_under_windows_rules_escapes() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "png");
+        let cwd = tmp.dir("project");
+        let drive = &plain(&cwd)[..1];
+        let other = if drive.eq_ignore_ascii_case("Z") { "Y" } else { "Z" };
+        for output in [
+            r"..\x.png",
+            "../x.png",
+            r"a\..\..\x.png",
+            "..foo.png",
+            &format!("{drive}:x.png"),
+            &format!(r"{other}:\x.png"),
+            &format!(r"{drive}:\x.png"),
+            r"\\srv\share\x.png",
+            "//srv/share/x.png",
+            &format!(r"\\?\{}\x.png", plain(&cwd)),
+            r"\\.\C:\x.png",
+            r"~\x.png",
+            r"\x.png",
+        ] {
+            assert_eq!(
+                copy_to_output(output, &image, &cwd),
+                Err(format!(
+                    "Invalid outputPath: \"{output}\" escapes the project workspace directory."
+                )),
+                "{output}"
+            );
+        }
+        assert!(names(&cwd).is_empty(), "nothing written");
+    }
+
+    #[test]
+    fn output_path_naming_a_device_or_a_stream_is_refused() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "png");
+        let cwd = tmp.dir("project");
+        for output in ["CON.png", r"out\nul", "LPT1", "x.png:stream", "x.png.", r"a \x.png"] {
+            assert_eq!(
+                copy_to_output(output, &image, &cwd),
+                Err(format!(
+                    "Invalid outputPath: \"{output}\" names a device, a stream or a name Windows \
+                     trims, not a file in the project."
+                )),
+                "{output}"
+            );
+        }
+        assert!(names(&cwd).is_empty(), "nothing written");
+    }
+
+    #[test]
+    fn output_path_replaces_a_regular_file_and_refuses_the_rest() {
+        let tmp = TempDir::new();
+        let image = tmp.file("brain/img.png", "NEW");
+        let cwd = tmp.dir("project");
+        let old = tmp.file(r"project\out\fox.png", "OLD");
+        assert_eq!(copy_to_output("out/fox.png", &image, &cwd), Ok(PathBuf::from(r"out\fox.png")));
+        assert_eq!(fs::read_to_string(&old).unwrap(), "NEW");
+        assert_eq!(names(&cwd.join("out")), ["fox.png"]);
+        tmp.dir(r"project\dir.png");
+        assert_eq!(
+            copy_to_output("dir.png", &image, &cwd).unwrap_err(),
+            "Could not save the image to \"dir.png\": \"dir.png\" is not a regular file"
+        );
+        assert_eq!(
+            copy_to_output(".", &image, &cwd).unwrap_err(),
+            "Could not save the image to \".\": is a directory"
+        );
+        tmp.file(r"project\file", "x");
+        assert_eq!(
+            copy_to_output(r"file\x.png", &image, &cwd).unwrap_err(),
+            "Could not save the image to \"file\\x.png\": not a directory"
+        );
+        let missing = tmp.path().join("missing.png");
+        let err = copy_to_output("y.png", &missing, &cwd).unwrap_err();
+        assert!(err.starts_with("Could not save the image to \"y.png\": "), "{err}");
+        assert_eq!(names(&cwd), ["dir.png", "file", "out"], "no temporary file left");
+    }
+
+    #[test]
+    fn output_path_onto_itself_keeps_the_file() {
+        let tmp = TempDir::new();
+        let image = tmp.file("img.png", "PNG");
+        assert_eq!(copy_to_output("IMG.png", &image, tmp.path()), Ok(PathBuf::from("IMG.png")));
+        assert_eq!(fs::read_to_string(&image).unwrap(), "PNG");
+    }
+
+    #[test]
+    fn reply_images_on_windows() {
+        let tmp = TempDir::new();
+        let image = tmp.file(r"gen\fox.png", "png");
+        let shown = plain(&image);
+        let url = format!("file:///{}", shown.replace('\\', "/"));
+        let expected = Some(PathBuf::from(&shown));
+        assert_eq!(find_image_in_reply(&format!("![fox]({url})"), tmp.path()), expected);
+        let slashed = format!("![fox](/{})", shown.replace('\\', "/"));
+        assert_eq!(find_image_in_reply(&slashed, tmp.path()), expected);
+        assert_eq!(
+            find_image_in_reply(r"![fox](gen\fox.png)", tmp.path()),
+            Some(tmp.path().join(r"gen\fox.png"))
+        );
+        // Step (b): a Windows path in the text, when no markdown image names a file.
+        let text = format!("![gone](missing.png) The image is at {shown}.");
+        assert_eq!(find_image_in_reply(&text, tmp.path()), expected);
+        assert_eq!(find_image_in_reply(r"Saved to C:\no\such\fox.png", tmp.path()), None);
+        assert_eq!(find_image_in_reply(r"![x](\\srv\share\x.png)", tmp.path()), None);
+    }
+
+    #[test]
+    fn render_shows_slashes_and_a_drive_url() {
+        let tmp = TempDir::new();
+        let image = tmp.file(r"assets\my fox.png", "png");
+        let rendered =
+            render_image_result(&report(Some(&image), Some(Path::new(r"assets\my fox.png"))));
+        assert!(rendered.contains("💾 **Saved to Project:** `assets/my fox.png`"), "{rendered}");
+        let url = format!("file:///{}", plain(&image).replace('\\', "/").replace(' ', "%20"));
+        assert!(rendered.contains(&format!("![Generated Image]({url})")), "{rendered}");
+        assert!(rendered.contains(&format!("*File: `{}`*", image.display())), "{rendered}");
     }
 }

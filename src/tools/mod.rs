@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::backend::options::RunOptions;
-use crate::backend::{Backend, agy, gemini};
+use crate::backend::{Backend, agy};
 use crate::call::Ctx;
 use crate::{changemode, redact};
 
@@ -76,8 +76,11 @@ pub fn fetch_chunk(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, S
 /// `gemini-conversations`: the resumable conversations in agy's local store.
 pub fn conversations(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(20) as usize;
-    let store = ctx.services.backends.agy.store();
-    Ok(agy::transcript::render_conversations(&store.list_conversations(limit)))
+    let rows = match ctx.services.backends.agy.store() {
+        Some(store) => store.list_conversations(limit),
+        None => Vec::new(),
+    };
+    Ok(agy::transcript::render_conversations(&rows))
 }
 
 /// `gemini-help`: the active backend CLI's own `--help`; a failure is a normal result.
@@ -87,7 +90,7 @@ pub fn help(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String>
     backends.warn_if_unknown();
     let (result, label) = match ctx.call.backend {
         Backend::Agy => (backends.agy.help(&runner), "Antigravity CLI (agy)"),
-        Backend::Gemini => (gemini::help(&runner), "Gemini CLI"),
+        Backend::Gemini => (backends.gemini.help(&runner), "Gemini CLI"),
     };
     Ok(match result {
         Ok(text) => text,

@@ -52,25 +52,28 @@ impl Agy {
         }
     }
 
-    /// The agy binary (POSIX): `AGY_CLI_PATH` if set, else `~/.local/bin/agy` if it exists, else
-    /// `agy` on PATH. Resolved once per process.
+    /// The agy binary: `AGY_CLI_PATH` if set, else (POSIX) `~/.local/bin/agy` if it exists, else
+    /// `agy`, found on PATH at spawn. On Windows the executor's own search takes the bare name and
+    /// probes the install locations itself (`%USERPROFILE%\.local\bin\agy.exe` among them, after
+    /// `PATH`). Resolved once per process.
     pub fn program(&self) -> &Path {
         self.program.get_or_init(|| {
             if let Some(path) = &self.configured {
                 return path.clone();
             }
-            if let Some(local) = self.home.as_ref().map(|home| home.join(".local/bin/agy")) {
-                if local.exists() {
-                    return local;
-                }
+            let local =
+                self.home.as_ref().filter(|_| cfg!(unix)).map(|home| home.join(".local/bin/agy"));
+            if let Some(local) = local.filter(|local| local.exists()) {
+                return local;
             }
             PathBuf::from("agy")
         })
     }
 
-    /// agy's conversation store under `HOME`.
-    pub fn store(&self) -> Store {
-        Store::new(self.home.as_deref().unwrap_or(Path::new("")))
+    /// agy's conversation store under the user's home directory; none without a home (a relative
+    /// path would name a directory of the project).
+    pub fn store(&self) -> Option<Store> {
+        self.home.as_deref().map(Store::new)
     }
 
     /// The file the agy program is now: its real path (links followed), size and modification
@@ -95,4 +98,39 @@ struct Executable {
     path: PathBuf,
     len: u64,
     modified: Option<SystemTime>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::testutil::TempDir;
+
+    fn agy(pairs: &[(&str, &str)]) -> Agy {
+        Agy::new(&Config::from_env(|name| {
+            pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        }))
+    }
+
+    #[test]
+    fn the_local_bin_probe_is_posix_only_and_the_setting_wins() {
+        let home = TempDir::new();
+        let local = home.file(".local/bin/agy", "");
+        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let home_path = home.path().to_str().unwrap();
+        let expected = if cfg!(unix) { local.as_path() } else { Path::new("agy") };
+        assert_eq!(agy(&[(home_var, home_path)]).program(), expected);
+        let configured = agy(&[(home_var, home_path), ("AGY_CLI_PATH", " /opt/agy ")]);
+        assert_eq!(configured.program(), Path::new("/opt/agy"));
+        assert_eq!(agy(&[]).program(), Path::new("agy"));
+    }
+
+    #[test]
+    fn without_a_home_there_is_no_conversation_store() {
+        assert_eq!(agy(&[]).store(), None);
+        let home = TempDir::new();
+        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let store = agy(&[(home_var, home.path().to_str().unwrap())]).store();
+        assert_eq!(store, Some(Store::new(home.path())));
+    }
 }

@@ -112,8 +112,10 @@ impl Agy {
                 return Ok((text, notices, conversation_id));
             }
         }
-        let store = self.store();
-        let Some(id) = store.recovery_id(opts.conversation_id.as_deref(), root, start) else {
+        let explicit = opts.conversation_id.as_deref();
+        let found =
+            self.store().and_then(|store| Some((store.recovery_id(explicit, root, start)?, store)));
+        let Some((id, store)) = found else {
             return Err(print_error.unwrap_or_else(|| silent_run_message(root)).into());
         };
         let text = store.read_transcript_response(&id)?;

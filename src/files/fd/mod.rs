@@ -56,6 +56,19 @@ enum Open {
     ReadFile,
 }
 
+/// What the system calls a name that is never followed, for messages.
+pub(crate) const LINK: &str = sys::LINK;
+
+/// The error for a path that names a directory where a file is needed.
+pub(crate) fn is_a_directory() -> io::Error {
+    sys::is_a_directory()
+}
+
+/// The error for a path that goes through something that is not a directory.
+pub(crate) fn not_a_directory() -> io::Error {
+    sys::not_a_directory()
+}
+
 /// Opens `path` for reading only if it is a regular file, without ever blocking on a FIFO or a
 /// device: the file is opened non-blocking, its type checked on the open file, and only then is it
 /// made blocking. Symlinks are followed (use [`Dir::open_file`] inside the project).
@@ -143,28 +156,23 @@ impl Dir {
     }
 
     /// Creates the subdirectory `name` (one component).
-    // The writes serve gemini-image's `outputPath` copy, which Windows refuses for now.
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn create_dir(&self, name: &OsStr) -> io::Result<()> {
         sys::create_dir_at(&self.handle, &component(name)?)
     }
 
     /// Creates the new file `name` (one component) for writing; fails if anything, a symlink
     /// included, already has that name.
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn create_new_file(&self, name: &OsStr) -> io::Result<File> {
         Ok(File::from(sys::create_new_at(&self.handle, &component(name)?)?))
     }
 
     /// Renames `from` to `to`, both names in this directory; `to` is replaced atomically (a
     /// symlink named `to` is replaced, never followed).
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         sys::rename_at(&self.handle, &component(from)?, &component(to)?)
     }
 
     /// Removes the file `name` (one component) from this directory.
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn remove_file(&self, name: &OsStr) -> io::Result<()> {
         sys::remove_file_at(&self.handle, &component(name)?)
     }

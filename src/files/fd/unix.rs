@@ -25,9 +25,17 @@ pub(super) fn name(bytes: &[u8]) -> io::Result<Name> {
     CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
 }
 
+/// What a name that is never followed is called here.
+pub(super) const LINK: &str = "a symbolic link";
+
 /// The error for a path that names a directory where a file is needed.
 pub(super) fn is_a_directory() -> io::Error {
     io::Error::from_raw_os_error(libc::EISDIR)
+}
+
+/// The error for a path that goes through something that is not a directory.
+pub(super) fn not_a_directory() -> io::Error {
+    io::Error::from_raw_os_error(libc::ENOTDIR)
 }
 
 /// Opens `path` for reading with `O_NONBLOCK`, following symlinks.

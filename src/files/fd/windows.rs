@@ -79,9 +79,17 @@ pub(super) fn name(bytes: &[u8]) -> io::Result<Name> {
     Ok(text.encode_utf16().collect())
 }
 
+/// What a name that is never followed is called here: every reparse point counts.
+pub(super) const LINK: &str = "a reparse point (a symbolic link, a junction or the like)";
+
 /// The error for a path that names a directory where a file is needed.
 pub(super) fn is_a_directory() -> io::Error {
     io::Error::new(io::ErrorKind::IsADirectory, "is a directory")
+}
+
+/// The error for a path that goes through something that is not a directory.
+pub(super) fn not_a_directory() -> io::Error {
+    io::Error::new(io::ErrorKind::NotADirectory, "not a directory")
 }
 
 /// Opens `path` for reading, following reparse points; opening a file on Windows never blocks the
@@ -103,7 +111,7 @@ pub(super) fn open_dir(path: &Path) -> io::Result<Handle> {
     let opened = Handle { handle, root };
     match attribute_tag(&opened).map(|(attributes, _)| attributes)? {
         attributes if attributes & winpath::FILE_ATTRIBUTE_DIRECTORY != 0 => Ok(opened),
-        _ => Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory")),
+        _ => Err(not_a_directory()),
     }
 }
 
@@ -122,9 +130,7 @@ pub(super) fn open_at(dir: &Handle, name: &[u16], how: Open) -> io::Result<Handl
     match (winpath::opened(attributes, tag), how) {
         (Opened::NotFollowed, _) => return Err(not_followed()),
         (Opened::Directory, Open::Traverse) | (Opened::File, Open::ReadFile) => (),
-        (Opened::File, Open::Traverse) => {
-            return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory"));
-        }
+        (Opened::File, Open::Traverse) => return Err(not_a_directory()),
         (Opened::Directory, Open::ReadFile) => return Err(is_a_directory()),
     }
     within_root(&opened)?;
@@ -221,8 +227,6 @@ pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<Kind>)>> {
 }
 
 /// Creates the subdirectory `name` of `dir`.
-// Used by gemini-image's `outputPath` copy, which Windows refuses for now.
-#[allow(dead_code)]
 pub(super) fn create_dir_at(dir: &Handle, name: &[u16]) -> io::Result<()> {
     let access = FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
     let created = nt_create(dir, name, access, FILE_CREATE, FILE_DIRECTORY_FILE)?;
@@ -231,8 +235,6 @@ pub(super) fn create_dir_at(dir: &Handle, name: &[u16]) -> io::Result<()> {
 
 /// Creates the new file `name` in `dir` for writing; fails if anything, a reparse point
 /// included, already has that name.
-// Used by gemini-image's `outputPath` copy, which Windows refuses for now.
-#[allow(dead_code)]
 pub(super) fn create_new_at(dir: &Handle, name: &[u16]) -> io::Result<Handle> {
     let created = nt_create(dir, name, FILE_GENERIC_WRITE, FILE_CREATE, FILE_NON_DIRECTORY_FILE)?;
     within_root(&created)?;
@@ -241,8 +243,6 @@ pub(super) fn create_new_at(dir: &Handle, name: &[u16]) -> io::Result<Handle> {
 
 /// Renames `from` to `to`, both in `dir`; `to` is replaced (a reparse point named `to` is
 /// replaced, never followed).
-// Used by gemini-image's `outputPath` copy, which Windows refuses for now.
-#[allow(dead_code)]
 pub(super) fn rename_at(dir: &Handle, from: &[u16], to: &[u16]) -> io::Result<()> {
     let source = nt_create(dir, from, DELETE | SYNCHRONIZE, FILE_OPEN, 0)?;
     within_root(&source)?;
@@ -279,8 +279,6 @@ pub(super) fn rename_at(dir: &Handle, from: &[u16], to: &[u16]) -> io::Result<()
 
 /// Removes the file `name` from `dir` (opened without following a reparse point, deleted when the
 /// handle closes).
-// Used by gemini-image's `outputPath` copy, which Windows refuses for now.
-#[allow(dead_code)]
 pub(super) fn remove_file_at(dir: &Handle, name: &[u16]) -> io::Result<()> {
     let options = FILE_NON_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE;
     let opened = nt_create(dir, name, DELETE | SYNCHRONIZE, FILE_OPEN, options)?;
