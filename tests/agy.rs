@@ -866,7 +866,7 @@ fn image_found_in_the_conversation_directory() {
         agy(&fakes).env("FAKE_AGY_IMAGE", "nolink").env("FAKE_AGY_RESPONSE", "Here it is.").spawn();
     let (text, is_error) = relay.call_text("gemini-image", json!({"prompt": "a cat"}));
     assert!(!is_error, "{text}");
-    let brain = relay.home.join(".gemini/antigravity-cli/brain");
+    let brain = relay.home.path.join(".gemini").join("antigravity-cli").join("brain");
     assert!(text.contains("\n\n![Generated Image](file://"), "{text}");
     assert!(text.contains(&format!("*File: `{}", brain.display())), "{text}");
     assert!(text.ends_with("\n\nHere it is."), "{text}");
