@@ -125,19 +125,41 @@ impl System {
 }
 
 /// Where `host` keeps its configuration on `system`: the user's file and the project's, relative
-/// to the project root.
+/// to the project root. On Windows every host resolves `~` to `%USERPROFILE%`.
 fn locations(system: System, host: Host) -> (&'static str, &'static str) {
-    if system == System::Windows {
-        return winhosts::config_locations(host);
-    }
-    match host {
-        Host::Claude => ("~/.claude/settings.json", ".claude/settings.json"),
-        Host::Codex => ("~/.codex/config.toml", ".codex/config.toml"),
-        Host::Gemini => ("~/.gemini/settings.json", ".gemini/settings.json"),
-        Host::Qwen => ("~/.qwen/settings.json", ".qwen/settings.json"),
-        Host::Opencode => ("~/.config/opencode/opencode.json", "opencode.json"),
-        Host::Cursor => ("~/.cursor/mcp.json", ".cursor/mcp.json"),
-        Host::Agy => ("~/.gemini/config/mcp_config.json", ".agents/mcp_config.json"),
+    let (posix, windows) = match host {
+        Host::Claude => (
+            ("~/.claude/settings.json", ".claude/settings.json"),
+            (r"%USERPROFILE%\.claude\settings.json", r".claude\settings.json"),
+        ),
+        Host::Codex => (
+            ("~/.codex/config.toml", ".codex/config.toml"),
+            (r"%USERPROFILE%\.codex\config.toml", r".codex\config.toml"),
+        ),
+        Host::Gemini => (
+            ("~/.gemini/settings.json", ".gemini/settings.json"),
+            (r"%USERPROFILE%\.gemini\settings.json", r".gemini\settings.json"),
+        ),
+        Host::Qwen => (
+            ("~/.qwen/settings.json", ".qwen/settings.json"),
+            (r"%USERPROFILE%\.qwen\settings.json", r".qwen\settings.json"),
+        ),
+        Host::Opencode => (
+            ("~/.config/opencode/opencode.json", "opencode.json"),
+            (r"%USERPROFILE%\.config\opencode\opencode.json", "opencode.json"),
+        ),
+        Host::Cursor => (
+            ("~/.cursor/mcp.json", ".cursor/mcp.json"),
+            (r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json"),
+        ),
+        Host::Agy => (
+            ("~/.gemini/config/mcp_config.json", ".agents/mcp_config.json"),
+            (r"%USERPROFILE%\.gemini\config\mcp_config.json", r".agents\mcp_config.json"),
+        ),
+    };
+    match system {
+        System::Posix => posix,
+        System::Windows => windows,
     }
 }
 
@@ -916,7 +938,7 @@ mod tests {
     fn windows_snippets_name_each_hosts_windows_files() {
         for host in Host::ALL {
             let snippet = windows_snippet(host, &[("GEMINI_MCP_TIMEOUT", "1665")]);
-            let (user, project) = winhosts::config_locations(host);
+            let (user, project) = locations(System::Windows, host);
             let told = format!("{}{}", snippet.text, snippet.note);
             assert!(told.contains(user), "{host:?}: {told}");
             if host != Host::Claude {
@@ -1021,5 +1043,61 @@ mod tests {
                 snippet.text
             );
         }
+    }
+
+    fn check_locations(host: Host, user: &str, project: &str) {
+        assert_eq!(locations(System::Windows, host), (user, project), "{}", host.name());
+    }
+
+    #[test]
+    fn every_host_has_its_windows_locations() {
+        check_locations(
+            Host::Claude,
+            r"%USERPROFILE%\.claude\settings.json",
+            r".claude\settings.json",
+        );
+        check_locations(Host::Codex, r"%USERPROFILE%\.codex\config.toml", r".codex\config.toml");
+        check_locations(
+            Host::Gemini,
+            r"%USERPROFILE%\.gemini\settings.json",
+            r".gemini\settings.json",
+        );
+        check_locations(Host::Qwen, r"%USERPROFILE%\.qwen\settings.json", r".qwen\settings.json");
+        check_locations(
+            Host::Opencode,
+            r"%USERPROFILE%\.config\opencode\opencode.json",
+            "opencode.json",
+        );
+        check_locations(Host::Cursor, r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json");
+        check_locations(
+            Host::Agy,
+            r"%USERPROFILE%\.gemini\config\mcp_config.json",
+            r".agents\mcp_config.json",
+        );
+    }
+
+    #[test]
+    fn locations_use_windows_separators_only() {
+        for host in Host::ALL {
+            let (user, project) = locations(System::Windows, host);
+            assert!(user.starts_with(r"%USERPROFILE%\"), "{user}");
+            assert!(!user.contains('/') && !project.contains('/'), "{user} {project}");
+        }
+    }
+
+    #[test]
+    fn json_and_toml_snippets_carry_windows_paths_escaped() {
+        let config = crate::config::Config::from_env(|name| {
+            (name == "AGY_CLI_PATH").then(|| r"C:\Users\me\agy.exe".to_string())
+        });
+        let binary = winhosts::shown_binary_path(r"\\?\C:\Program Files\gemini-relay.exe");
+        let cwd = std::path::Path::new("/");
+        for host in [Host::Gemini, Host::Qwen, Host::Opencode, Host::Cursor, Host::Agy] {
+            let text = render(host, &binary, cwd, &config).unwrap().text;
+            assert!(text.contains(r#""C:\\Program Files\\gemini-relay.exe""#), "{text}");
+            assert!(text.contains(r#"C:\\Users\\me\\agy.exe""#), "{text}");
+        }
+        let codex = render(Host::Codex, &binary, cwd, &config).unwrap().text;
+        assert!(codex.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{codex}");
     }
 }

@@ -1,23 +1,7 @@
-//! What `gemini-relay config <host>` says differently on Windows: where each host keeps its
-//! configuration there, the binary's path as a person would type it, and PowerShell quoting for the
-//! one host whose snippet is a command line. The JSON and TOML snippets need nothing of their own:
-//! their string escaping already doubles every backslash of a Windows path.
-
-use crate::hosts::Host;
-
-/// Where `host` keeps its configuration on Windows: the user's file (every host resolves `~` to
-/// `%USERPROFILE%` there) and the project's, relative to the project root.
-pub(crate) fn config_locations(host: Host) -> (&'static str, &'static str) {
-    match host {
-        Host::Claude => (r"%USERPROFILE%\.claude\settings.json", r".claude\settings.json"),
-        Host::Codex => (r"%USERPROFILE%\.codex\config.toml", r".codex\config.toml"),
-        Host::Gemini => (r"%USERPROFILE%\.gemini\settings.json", r".gemini\settings.json"),
-        Host::Qwen => (r"%USERPROFILE%\.qwen\settings.json", r".qwen\settings.json"),
-        Host::Opencode => (r"%USERPROFILE%\.config\opencode\opencode.json", "opencode.json"),
-        Host::Cursor => (r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json"),
-        Host::Agy => (r"%USERPROFILE%\.gemini\config\mcp_config.json", r".agents\mcp_config.json"),
-    }
-}
+//! What `gemini-relay config <host>` writes differently on Windows: the binary's path as a person
+//! would type it, and PowerShell quoting for the one host whose snippet is a command line. Each
+//! host's Windows files are in the hosts' own table, beside the POSIX ones. The JSON and TOML
+//! snippets need nothing of their own: their string escaping already doubles every backslash.
 
 /// The binary's path as a host should launch it: the `\\?\` form that canonical paths carry is
 /// turned back into the ordinary one (`\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share` → `\\srv\share`),
@@ -62,46 +46,6 @@ pub(crate) fn powershell_word(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn check_locations(host: Host, user: &str, project: &str) {
-        assert_eq!(config_locations(host), (user, project), "{}", host.name());
-    }
-
-    #[test]
-    fn every_host_has_its_windows_locations() {
-        check_locations(
-            Host::Claude,
-            r"%USERPROFILE%\.claude\settings.json",
-            r".claude\settings.json",
-        );
-        check_locations(Host::Codex, r"%USERPROFILE%\.codex\config.toml", r".codex\config.toml");
-        check_locations(
-            Host::Gemini,
-            r"%USERPROFILE%\.gemini\settings.json",
-            r".gemini\settings.json",
-        );
-        check_locations(Host::Qwen, r"%USERPROFILE%\.qwen\settings.json", r".qwen\settings.json");
-        check_locations(
-            Host::Opencode,
-            r"%USERPROFILE%\.config\opencode\opencode.json",
-            "opencode.json",
-        );
-        check_locations(Host::Cursor, r"%USERPROFILE%\.cursor\mcp.json", r".cursor\mcp.json");
-        check_locations(
-            Host::Agy,
-            r"%USERPROFILE%\.gemini\config\mcp_config.json",
-            r".agents\mcp_config.json",
-        );
-    }
-
-    #[test]
-    fn locations_use_windows_separators_only() {
-        for host in Host::ALL {
-            let (user, project) = config_locations(host);
-            assert!(user.starts_with(r"%USERPROFILE%\"), "{user}");
-            assert!(!user.contains('/') && !project.contains('/'), "{user} {project}");
-        }
-    }
-
     fn check_shown(path: &str, expected: &str) {
         assert_eq!(shown_binary_path(path), expected, "{path}");
     }
@@ -134,22 +78,6 @@ mod tests {
         check_word("", "''");
         check_word("-x", "'-x'");
         check_word("GEMINI_MCP_MODEL=a,b", "'GEMINI_MCP_MODEL=a,b'");
-    }
-
-    #[test]
-    fn json_and_toml_snippets_carry_windows_paths_escaped() {
-        let config = crate::config::Config::from_env(|name| {
-            (name == "AGY_CLI_PATH").then(|| r"C:\Users\me\agy.exe".to_string())
-        });
-        let binary = shown_binary_path(r"\\?\C:\Program Files\gemini-relay.exe");
-        let cwd = std::path::Path::new("/");
-        for host in [Host::Gemini, Host::Qwen, Host::Opencode, Host::Cursor, Host::Agy] {
-            let text = crate::hosts::render(host, &binary, cwd, &config).unwrap().text;
-            assert!(text.contains(r#""C:\\Program Files\\gemini-relay.exe""#), "{text}");
-            assert!(text.contains(r#"C:\\Users\\me\\agy.exe""#), "{text}");
-        }
-        let codex = crate::hosts::render(Host::Codex, &binary, cwd, &config).unwrap().text;
-        assert!(codex.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{codex}");
     }
 
     #[test]
