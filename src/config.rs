@@ -55,6 +55,9 @@ pub struct Config {
     pub home: Option<PathBuf>,
     /// `PATH`: where a bare `agy` is found, to notice when it changes on disk.
     pub path: Option<String>,
+    /// `PATHEXT` and `LOCALAPPDATA`: what else the Windows search for a bare `agy` reads.
+    pub pathext: Option<String>,
+    pub local_app_data: Option<String>,
     /// The table's variables that are set and non-empty, in table order, with their raw values.
     pub set: Vec<(&'static str, String)>,
 }
@@ -261,6 +264,8 @@ impl Config {
             max_output_bytes: 0,
             home: get(HOME_VAR).filter(|h| !h.is_empty()).map(PathBuf::from),
             path: get("PATH"),
+            pathext: get("PATHEXT"),
+            local_app_data: get("LOCALAPPDATA"),
             set: Vec::new(),
         };
         for var in VARS {
@@ -629,12 +634,16 @@ mod tests {
             ("AGY_PRINT_TIMEOUT", " 30m "),
             ("AGY_MCP_PTY", " Yes "),
             (HOME_VAR, "/home/u"),
+            ("PATHEXT", ".COM;.EXE"),
+            ("LOCALAPPDATA", r"C:\Users\u\AppData\Local"),
         ]);
         assert_eq!(c.agy_cli_path, Some(PathBuf::from("/opt/agy")));
         assert_eq!(c.gemini_cli_path, Some(PathBuf::from("C:\\gemini.cmd")));
         assert_eq!(c.agy_print_timeout.as_deref(), Some("30m"));
         assert!(c.agy_pty);
         assert_eq!(c.home, Some(PathBuf::from("/home/u")));
+        assert_eq!(c.pathext.as_deref(), Some(".COM;.EXE"));
+        assert_eq!(c.local_app_data.as_deref(), Some(r"C:\Users\u\AppData\Local"));
         assert_eq!(
             c.set,
             [

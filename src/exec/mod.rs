@@ -22,7 +22,7 @@ use wait_timeout::ChildExt;
 use crate::{js, redact};
 
 // The Windows decisions that touch no system (the command-line budget, finding and launching the
-// CLIs) are tested on every system.
+// CLIs) are tested on every system. The agy backend finds a bare `agy` with the same search.
 #[cfg(any(windows, test))]
 mod cmdline;
 #[cfg(unix)]
@@ -30,7 +30,7 @@ mod unix;
 #[cfg(windows)]
 mod windows;
 #[cfg(any(windows, test))]
-mod winresolve;
+pub(crate) mod winresolve;
 #[cfg(unix)]
 use unix as sys;
 #[cfg(windows)]

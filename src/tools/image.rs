@@ -13,6 +13,7 @@
 //! share, `\\?\`, `\\.\`) is never looked at: touching a share can send the user's credentials
 //! to its server.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -163,15 +164,58 @@ pub fn brain_dir(home: &Path) -> PathBuf {
     home.join(".gemini").join("antigravity-cli").join("brain")
 }
 
-/// Step (c): the newest image file directly inside any conversation directory of `brain_dir`
-/// whose own mtime is at least `start - 30 s`, counting only files modified strictly after
-/// `start`.
-pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf> {
-    let dir_cutoff = start.checked_sub(DIR_SLACK).unwrap_or(SystemTime::UNIX_EPOCH);
-    let mut best: Option<(SystemTime, PathBuf)> = None;
+/// Step (c), in two halves around the model run: [`BrainImages::before`] notes the images agy's
+/// recent conversations hold when the run starts, and [`BrainImages::newest_new`] takes the newest
+/// image that was not there then.
+///
+/// Comparing mtimes with the call's start would not do: a file's mtime comes from the kernel's
+/// coarse clock (on Linux updated once per tick, up to 10 ms behind `SystemTime::now()`), so an
+/// image written just after the start can carry an mtime before it. What was there needs no
+/// clock, and tells this run's image from an earlier call's even when both carry one mtime.
+///
+/// Both halves read only the conversation directories whose own mtime is at least `start - 30 s`,
+/// and count only the images in them whose mtime is at least that too: an image written during
+/// the run carries an mtime at most a tick before the start, so older files are neither
+/// candidates nor worth noting. The note holds the images of the last 30 s, not a conversation's
+/// whole history.
+pub struct BrainImages {
+    brain_dir: PathBuf,
+    cutoff: SystemTime,
+    /// The images there before the run, with their mtimes.
+    before: HashMap<PathBuf, SystemTime>,
+}
+
+impl BrainImages {
+    /// Notes the recent images in `brain_dir`, for a run that starts at `start`.
+    pub fn before(brain_dir: &Path, start: SystemTime) -> BrainImages {
+        let cutoff = start.checked_sub(DIR_SLACK).unwrap_or(SystemTime::UNIX_EPOCH);
+        let before = recent_images(brain_dir, cutoff).into_iter().collect();
+        BrainImages { brain_dir: brain_dir.to_path_buf(), cutoff, before }
+    }
+
+    /// The newest recent image that was not there before the run, or whose mtime has changed
+    /// since; of images with one mtime, the first by path.
+    pub fn newest_new(&self) -> Option<PathBuf> {
+        let mut best: Option<(SystemTime, PathBuf)> = None;
+        for (path, mtime) in recent_images(&self.brain_dir, self.cutoff) {
+            if self.before.get(&path) == Some(&mtime) {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(newest, _)| mtime > *newest) {
+                best = Some((mtime, path));
+            }
+        }
+        best.map(|(_, path)| path)
+    }
+}
+
+/// The image files directly inside the conversation directories of `brain_dir` whose own mtime
+/// is at least `cutoff`, with their mtimes, leaving out images older than `cutoff`; sorted by path.
+fn recent_images(brain_dir: &Path, cutoff: SystemTime) -> Vec<(PathBuf, SystemTime)> {
+    let mut images = Vec::new();
     for dir in sorted_entries(brain_dir) {
         let Ok(meta) = fs::metadata(&dir) else { continue };
-        if !meta.is_dir() || !meta.modified().is_ok_and(|mtime| mtime >= dir_cutoff) {
+        if !meta.is_dir() || !meta.modified().is_ok_and(|mtime| mtime >= cutoff) {
             continue;
         }
         for file in sorted_entries(&dir) {
@@ -181,15 +225,12 @@ pub fn newest_brain_image(brain_dir: &Path, start: SystemTime) -> Option<PathBuf
             }
             let Ok(meta) = fs::metadata(&file) else { continue };
             let Ok(mtime) = meta.modified() else { continue };
-            if !meta.is_file() || mtime <= start {
-                continue;
-            }
-            if best.as_ref().is_none_or(|(newest, _)| mtime > *newest) {
-                best = Some((mtime, file));
+            if meta.is_file() && mtime >= cutoff {
+                images.push((file, mtime));
             }
         }
     }
-    best.map(|(_, path)| path)
+    images
 }
 
 /// Copies the image to `output_path` (trimmed, resolved against `cwd`) and returns the
@@ -255,7 +296,7 @@ pub fn render_image_result(report: &ImageReport) -> String {
     out
 }
 
-/// How much older than the call's start a conversation directory may be.
+/// How much older than the run's start a conversation directory or an image may be.
 const DIR_SLACK: Duration = Duration::from_secs(30);
 
 const IMAGE_EXTENSIONS: [&str; 4] = [".jpg", ".jpeg", ".png", ".webp"];
@@ -436,7 +477,6 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     if prompt.is_empty() {
         return Err(BLANK_PROMPT_ERROR.to_string());
     }
-    let start = SystemTime::now();
     let aspect_ratio = str_arg(args, "aspectRatio").unwrap_or(DEFAULT_RATIO);
     let size = str_arg(args, "size");
     ctx.report(&progress_message(aspect_ratio));
@@ -444,13 +484,13 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         RunOptions { model: Some(backend::PINNED_MODEL.to_string()), ..RunOptions::default() };
     let prompt_text = image_prompt(prompt, aspect_ratio, size);
     let request = Request { prompt: prompt_text, options, change_mode: false };
+    // Noted before every run: the reply may name no image.
+    let brain = ctx.services.config.home.as_deref().map(brain_dir);
+    let before = brain.map(|brain| BrainImages::before(&brain, SystemTime::now()));
     let reply = ctx.run_model(request)?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let found = find_image_in_reply(&reply.text, &cwd).or_else(|| {
-        let home = ctx.services.config.home.as_deref()?;
-        newest_brain_image(&brain_dir(home), start)
-    });
+    let found = find_image_in_reply(&reply.text, &cwd).or_else(|| before.as_ref()?.newest_new());
     let mut image = found;
     let mut saved_to = None;
     if let (Some(output), Some(source)) = (str_arg(args, "outputPath"), &image) {
@@ -697,17 +737,19 @@ mod posix {
     #[test]
     fn brain_image_fresh_and_stale() {
         let tmp = TempDir::new();
+        let brain = tmp.path().join("brain");
         let start = SystemTime::now();
         let old = start - Duration::from_secs(3600);
+        let earlier = tmp.file("brain/c2/earlier.png", "0");
+        set_mtime(&earlier, start);
+        let before = BrainImages::before(&brain, start);
         let fresh = tmp.file("brain/c1/image_1.png", "1");
         let newer = tmp.file("brain/c2/image_2.WEBP", "2");
-        let stale_file = tmp.file("brain/c2/old.png", "3");
         let not_image = tmp.file("brain/c2/notes.txt", "4");
         let stale_dir_file = tmp.file("brain/c3/image_3.png", "5");
         let nested = tmp.file("brain/c4/sub/image_4.png", "6");
         set_mtime(&fresh, start + Duration::from_secs(1));
         set_mtime(&newer, start + Duration::from_secs(2));
-        set_mtime(&stale_file, start);
         set_mtime(&not_image, start + Duration::from_secs(9));
         set_mtime(&stale_dir_file, start + Duration::from_secs(9));
         set_mtime(&nested, start + Duration::from_secs(9));
@@ -715,15 +757,37 @@ mod posix {
         set_mtime(&tmp.path().join("brain/c2"), start);
         set_mtime(&tmp.path().join("brain/c3"), start - Duration::from_secs(31));
         set_mtime(&tmp.path().join("brain/c4"), start);
-        let brain = tmp.path().join("brain");
-        assert_eq!(newest_brain_image(&brain, start), Some(newer.clone()));
+        assert_eq!(before.newest_new(), Some(newer.clone()));
 
         set_mtime(&newer, old);
-        assert_eq!(newest_brain_image(&brain, start), Some(fresh.clone()));
+        assert_eq!(before.newest_new(), Some(fresh.clone()));
 
-        set_mtime(&fresh, start);
-        assert_eq!(newest_brain_image(&brain, start), None);
-        assert_eq!(newest_brain_image(&tmp.path().join("missing"), start), None);
+        set_mtime(&fresh, start - Duration::from_secs(31));
+        assert_eq!(before.newest_new(), None, "an image older than the cutoff is not new");
+        set_mtime(&earlier, start + Duration::from_secs(1));
+        assert_eq!(before.newest_new(), Some(earlier), "rewritten during the run");
+        let missing = BrainImages::before(&tmp.path().join("missing"), start);
+        assert_eq!(missing.newest_new(), None);
+    }
+
+    #[test]
+    fn brain_image_from_the_runs_first_tick_is_found() {
+        // File mtimes come from a coarse clock: an image written just after the start can carry
+        // an mtime before it, and one of the call before may carry the very same mtime.
+        let tmp = TempDir::new();
+        let brain = tmp.path().join("brain");
+        let start = SystemTime::now();
+        let tick_before = start - Duration::from_millis(5);
+        let previous = tmp.file("brain/c1/image_1.png", "1");
+        set_mtime(&previous, tick_before);
+        let before = BrainImages::before(&brain, start);
+        assert_eq!(before.newest_new(), None, "the previous call's image is not this run's");
+        let image = tmp.file("brain/c1/image_2.png", "2");
+        set_mtime(&image, tick_before);
+        assert_eq!(before.newest_new(), Some(image.clone()));
+        let image_in_a_new_conversation = tmp.file("brain/c0/image_1.png", "3");
+        set_mtime(&image_in_a_new_conversation, start - Duration::from_millis(4));
+        assert_eq!(before.newest_new(), Some(image_in_a_new_conversation));
     }
 
     fn check_escape(output_path: &str) {

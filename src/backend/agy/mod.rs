@@ -16,6 +16,8 @@ use std::time::SystemTime;
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::agy::transcript::Store;
 use crate::config::Config;
+#[cfg(any(windows, test))]
+use crate::exec::winresolve::{self, Search};
 
 /// agy's process-wide state: where the binary is, its probed capabilities, and the settings of its
 /// runs.
@@ -25,6 +27,11 @@ pub struct Agy {
     home: Option<PathBuf>,
     /// `PATH`, where a bare `agy` is looked up to see whether it changed.
     search_path: Option<String>,
+    /// `PATHEXT` and `LOCALAPPDATA`, which the Windows search reads too.
+    #[cfg_attr(not(windows), allow(dead_code))]
+    pathext: Option<String>,
+    #[cfg_attr(not(windows), allow(dead_code))]
+    local_app_data: Option<String>,
     /// Resolved on first use.
     program: OnceLock<PathBuf>,
     /// The capabilities probed by the last agy run, and the executable they were probed on: a run
@@ -42,6 +49,8 @@ impl Agy {
             configured: config.agy_cli_path.clone(),
             home: config.home.clone(),
             search_path: config.path.clone(),
+            pathext: config.pathext.clone(),
+            local_app_data: config.local_app_data.clone(),
             program: OnceLock::new(),
             caps: Mutex::new(None),
             print_timeout: args::print_timeout_value(
@@ -83,12 +92,48 @@ impl Agy {
         let found = if program.components().count() > 1 {
             program.to_path_buf()
         } else {
-            let dirs = self.search_path.as_deref().unwrap_or_default();
-            std::env::split_paths(dirs).map(|dir| dir.join(program)).find(|path| path.is_file())?
+            self.find_bare(program)?
         };
         let path = std::fs::canonicalize(&found).unwrap_or(found);
         let meta = std::fs::metadata(&path).ok()?;
         Some(Executable { path, len: meta.len(), modified: meta.modified().ok() })
+    }
+
+    /// The file a bare program name runs, as the executor finds it: in the first `PATH`
+    /// directory that has it.
+    #[cfg(not(windows))]
+    fn find_bare(&self, program: &Path) -> Option<PathBuf> {
+        let dirs = self.search_path.as_deref().unwrap_or_default();
+        std::env::split_paths(dirs).map(|dir| dir.join(program)).find(|path| path.is_file())
+    }
+
+    /// The file a bare program name runs, as the executor finds it on Windows, where
+    /// `<dir>\agy` names no file: by the executor's own search.
+    #[cfg(windows)]
+    fn find_bare(&self, program: &Path) -> Option<PathBuf> {
+        let dirs = std::env::split_paths(self.search_path.as_deref().unwrap_or_default());
+        let path: Vec<String> = dirs.map(|dir| dir.to_string_lossy().into_owned()).collect();
+        self.windows_search(program, &path, &|candidate| Path::new(candidate).is_file())
+    }
+
+    /// What the executor's Windows search finds for `program` (`agy.exe` on `PATH` × `PATHEXT`,
+    /// then agy's install locations), given `PATH`'s entries and the check of whether a file
+    /// exists.
+    #[cfg(any(windows, test))]
+    fn windows_search(
+        &self,
+        program: &Path,
+        path: &[String],
+        exists: &dyn Fn(&str) -> bool,
+    ) -> Option<PathBuf> {
+        let search = Search {
+            path,
+            pathext: self.pathext.as_deref(),
+            local_app_data: self.local_app_data.as_deref(),
+            user_profile: self.home.as_deref().and_then(Path::to_str),
+            exists,
+        };
+        winresolve::find("agy", program.to_str()?, &search).map(PathBuf::from)
     }
 }
 
@@ -123,6 +168,43 @@ mod tests {
         let configured = agy(&[(home_var, home_path), ("AGY_CLI_PATH", " /opt/agy ")]);
         assert_eq!(configured.program(), Path::new("/opt/agy"));
         assert_eq!(agy(&[]).program(), Path::new("agy"));
+    }
+
+    #[test]
+    fn a_bare_agy_on_path_is_identified_and_its_update_noticed() {
+        let bin = TempDir::new();
+        let exe = bin.file(if cfg!(windows) { "agy.exe" } else { "agy" }, "build 1");
+        let agy = agy(&[("PATH", bin.path().to_str().unwrap())]);
+        assert_eq!(agy.program(), Path::new("agy"));
+        let before = agy.executable().expect("the bare agy is found on PATH");
+        assert_eq!(before.path, std::fs::canonicalize(&exe).unwrap());
+        std::fs::write(&exe, "build 2, a longer one").unwrap();
+        let after = agy.executable().expect("still found");
+        assert_ne!(after, before, "the update is noticed");
+    }
+
+    #[test]
+    fn on_windows_a_bare_agy_is_found_by_the_executors_search() {
+        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let agy = agy(&[
+            ("PATHEXT", ".COM;.EXE;.CMD"),
+            ("LOCALAPPDATA", r"C:\Users\me\AppData\Local"),
+            (home_var, r"C:\Users\me"),
+        ]);
+        let path = [r"C:\empty".to_string(), r"C:\bin".to_string()];
+        let found = |files: &[&str]| {
+            let exists = |candidate: &str| files.contains(&candidate);
+            agy.windows_search(Path::new("agy"), &path, &exists)
+        };
+        assert_eq!(
+            found(&[r"C:\bin\agy", r"C:\bin\agy.exe"]),
+            Some(PathBuf::from(r"C:\bin\agy.exe"))
+        );
+        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.cmd"]), None);
+        let installed = r"C:\Users\me\AppData\Local\agy\bin\agy.exe";
+        assert_eq!(found(&[installed]), Some(PathBuf::from(installed)));
+        let local_bin = r"C:\Users\me\.local\bin\agy.exe";
+        assert_eq!(found(&[local_bin]), Some(PathBuf::from(local_bin)));
     }
 
     #[test]
