@@ -231,7 +231,7 @@ $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll: fixtures/wine/b
 	@for tool in wine x86_64-w64-mingw32-gcc; do command -v $$tool >/dev/null 2>&1 || \
 		{ echo "wine-prefix: $$tool is missing (Debian packages wine, wine64, mingw-w64)" >&2; exit 1; }; done
 	mkdir -p $(WINEPREFIX_DIR)
-	$(WINE_ENV) wineboot --init >/dev/null 2>&1
+	$(WINE_ENV) wineboot --init >target/wineboot.log 2>&1 || { cat target/wineboot.log >&2; exit 1; }
 	x86_64-w64-mingw32-gcc -O2 -shared -o target/bcryptprimitives.dll $< -ladvapi32
 	cp target/bcryptprimitives.dll $@
 
@@ -302,8 +302,16 @@ clippy-windows:
 		echo "rustup target add x86_64-pc-windows-gnu"; rustup target add x86_64-pc-windows-gnu; fi
 	$(CARGO) clippy --locked --target x86_64-pc-windows-gnu --all-targets -- -D warnings
 
+# The fake CLIs' self-test runs on the sh scripts and on the Rust fake that the Windows suite runs,
+# copied as agy and gemini (it plays the CLI it is named after), so the two cannot drift apart.
+FAKE_SELFTEST := target/fake-selftest
 unit:
 	sh fixtures/selftest.sh
+	$(CARGO) build --locked --example fake-cli
+	rm -rf $(FAKE_SELFTEST) && mkdir -p $(FAKE_SELFTEST)
+	cp target/debug/examples/fake-cli $(FAKE_SELFTEST)/agy
+	cp target/debug/examples/fake-cli $(FAKE_SELFTEST)/gemini
+	sh fixtures/selftest.sh $(FAKE_SELFTEST)/agy $(FAKE_SELFTEST)/gemini
 	$(CARGO) test --locked
 
 run: release

@@ -130,7 +130,8 @@ pub static VARS: &[EnvVar] = &[
     EnvVar {
         name: "AGY_CLI_PATH",
         kind: Kind::Path {
-            default: "`~/.local/bin/agy` if it exists, else `agy` on `PATH`",
+            default: "`~/.local/bin/agy` if it exists, else `agy` on `PATH` (Windows: `agy.exe` \
+                      on `PATH`, then agy's install locations)",
             set: |c, v| c.agy_cli_path = v,
         },
         help: "Full path of the agy executable, resolved once.",
@@ -139,7 +140,10 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_CLI_PATH",
-        kind: Kind::Path { default: "`gemini` on `PATH`", set: |c, v| c.gemini_cli_path = v },
+        kind: Kind::Path {
+            default: "`gemini` on `PATH` (Windows: `gemini.exe` or npm's `gemini.cmd`)",
+            set: |c, v| c.gemini_cli_path = v,
+        },
         help: "Windows only: full path of the legacy gemini executable. Elsewhere it is ignored \
                and `gemini` is found on `PATH`.",
         carried: true,
@@ -148,7 +152,8 @@ pub static VARS: &[EnvVar] = &[
     EnvVar {
         name: "GEMINI_MCP_TIMEOUT",
         kind: Kind::Minutes { default: 45.0, max: WEEK_MINUTES, set: |c, v| c.timeout = v },
-        help: "Deadline of each CLI run. Past it the CLI's whole process group is killed.",
+        help: "Deadline of each CLI run. Past it the CLI's whole process tree is killed (its \
+               process group; on Windows its Job Object).",
         carried: true,
         windows_only: false,
     },

@@ -57,8 +57,14 @@ def one_round(relay_exe, fake_exe, work):
     log = os.path.join(work, "fake.log")
     env = dict(os.environ, AGY_CLI_PATH=winpath(agy), FAKE_LOG=winpath(log), FAKE_HANG="1",
                FAKE_GRANDCHILD="1", GEMINI_MCP_BACKEND="agy", RUST_LOG="info")
+    # The relay's log goes to a file, so that a full pipe can never stall it.
+    stderr_path = os.path.join(work, "relay.stderr")
+    stderr_file = open(stderr_path, "wb")
     relay = subprocess.Popen(["wine", relay_exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env)
+                             stderr=stderr_file, env=env)
+    # What runs under Wine shows its Windows path (Z:\tmp\...) to ps: the work directory's name is
+    # what both forms share.
+    marker = os.path.basename(work)
     try:
         send(relay, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -73,9 +79,6 @@ def one_round(relay_exe, fake_exe, work):
             with open(log, encoding="utf-8") as lines:
                 return any(json.loads(line).get("kind") == "run" for line in lines)
 
-        # What runs under Wine shows its Windows path (Z:\tmp\...) to ps: the work directory's
-        # name is what both forms share.
-        marker = os.path.basename(work)
         wait_for("agy run", started, 30)
         wait_for("grandchild", lambda: len(survivors(marker)) >= 2, 10)
         sent = time.monotonic()
@@ -93,12 +96,20 @@ def one_round(relay_exe, fake_exe, work):
             wait_for("empty tree", lambda: not survivors(marker), 2)
         except AssertionError:
             raise AssertionError(f"still running after exit: {survivors(marker)}")
-        stderr = relay.stderr.read().decode(errors="replace")
+        with open(stderr_path, encoding="utf-8", errors="replace") as log:
+            stderr = log.read()
         return f"exit {code} after {took * 1000:.0f} ms; stderr ends: {stderr.strip()[-200:]!r}"
     finally:
         if relay.poll() is None:
             relay.kill()
             relay.wait()
+        stderr_file.close()
+        # A failed round leaves nothing behind for the next one.
+        for line in survivors(marker):
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
 
 
 def main():
