@@ -457,7 +457,7 @@ fn stderr_only_and_plain_failures_fall_through_the_ladder() {
         relay.call_text("gemini-ask", json!({"prompt": "x"})),
         ("Error executing gemini-ask: not signed in".to_string(), true)
     );
-    assert!(relay.stderr().contains("agy: print-mode failed (not signed in); trying recovery."));
+    assert!(relay.logged("agy: print-mode failed (not signed in); trying recovery."));
     let fakes = Fakes::new();
     let mut relay = agy(&fakes).env("FAKE_EXIT", "1").env("FAKE_STDOUT", "not json").spawn();
     assert_eq!(
@@ -720,7 +720,7 @@ fn models_from_agy_and_the_fallback() {
     let (text, is_error) = relay.call_text("gemini-models", json!({}));
     assert!(!is_error);
     assert!(text.contains("  • **gemini-3.1-pro-low**: Gemini 3.1 Pro (Low)"), "{text}");
-    assert!(relay.stderr().contains("agy listModels failed, using fallback: "));
+    assert!(relay.logged("agy listModels failed, using fallback: "));
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
@@ -25,26 +25,6 @@ fn agy(fakes: &Fakes) -> Setup {
 
 fn gemini(fakes: &Fakes) -> Setup {
     fakes.setup().env("GEMINI_MCP_BACKEND", "gemini")
-}
-
-/// Whether the relay's stderr shows `line` (waiting a little: the test reads it on a thread of
-/// its own, so a line logged before a response may arrive after it).
-fn logged(relay: &Relay, line: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        if relay.stderr().contains(line) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            eprintln!(
-                "not logged: {line}
-~~~ relay stderr ~~~\n{}",
-                relay.stderr()
-            );
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Unix seconds now.
@@ -118,8 +98,8 @@ fn agy_error_lines_are_the_failure() {
         relay.call_text("gemini-ask", json!({"prompt": "x"})),
         ("Error executing gemini-ask: model gemini-9 is not enabled".to_string(), true)
     );
-    assert!(logged(&relay, "[GMCPT] agy reported an error: model gemini-9 is not enabled"));
-    assert!(logged(&relay, "[GMCPT] agy stderr: fake-agy: loading workspace"));
+    assert!(relay.logged("[GMCPT] agy reported an error: model gemini-9 is not enabled"));
+    assert!(relay.logged("[GMCPT] agy stderr: fake-agy: loading workspace"));
     assert!(!relay.stderr().contains("trying recovery"));
     assert_eq!(fakes.prompt_runs().len(), 1);
 
@@ -129,7 +109,7 @@ fn agy_error_lines_are_the_failure() {
         relay.call_text("gemini-ask", json!({"prompt": "x"})),
         ("Error executing gemini-ask: not signed in; run agy once".to_string(), true)
     );
-    assert!(logged(&relay, "[GMCPT] agy reported an error: not signed in; run agy once"));
+    assert!(relay.logged("[GMCPT] agy reported an error: not signed in; run agy once"));
     assert_eq!(fakes.prompt_runs().len(), 1);
 }
 
@@ -210,7 +190,7 @@ fn agy_quota_texts_without_a_fallback() {
             0 => "[GMCPT] agy: the model's quota is exhausted.".to_string(),
             secs => format!("[GMCPT] agy: the model's quota is exhausted (resets in {secs}s)."),
         };
-        assert!(logged(&relay, &line), "{env:?}");
+        assert!(relay.logged(&line), "{env:?}");
         assert!(!relay.stderr().contains("retrying once"), "{env:?}");
         assert_eq!(fakes.prompt_runs().len(), 1, "{env:?}: one run, no fallback");
     }
@@ -236,11 +216,10 @@ fn agy_quota_on_one_model_is_answered_by_the_fallback() {
         during,
     );
     assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
-    assert!(logged(&relay, "[GMCPT] agy: the model's quota is exhausted (resets in 13127s)."));
-    assert!(logged(
-        &relay,
-        "[GMCPT] agy: retrying once with the fallback model gemini-3.8-flash-high."
-    ));
+    assert!(relay.logged("[GMCPT] agy: the model's quota is exhausted (resets in 13127s)."));
+    assert!(
+        relay.logged("[GMCPT] agy: retrying once with the fallback model gemini-3.8-flash-high.")
+    );
 
     // The default model, a notice without a reset, and a fallback of the user's choice.
     let fakes = Fakes::new();
@@ -275,7 +254,7 @@ fn agy_fallback_that_fails_too() {
         during,
     );
     assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
-    assert!(logged(&relay, "[GMCPT] agy: the fallback model's quota is exhausted too."));
+    assert!(relay.logged("[GMCPT] agy: the fallback model's quota is exhausted too."));
 }
 
 #[test]
@@ -297,7 +276,7 @@ fn the_fallback_is_skipped_when_it_cannot_help() {
         "{text}"
     );
     assert_eq!(fakes.prompt_runs().len(), 2);
-    assert!(logged(&relay, "[GMCPT] The model already is the fallback model; no retry."));
+    assert!(relay.logged("[GMCPT] The model already is the fallback model; no retry."));
 
     // The fallback is off.
     let fakes = Fakes::new();
@@ -412,8 +391,7 @@ fn answers_cut_off_at_the_print_timeout() {
             "{cutoff}"
         );
         assert!(
-            logged(
-                &relay,
+            relay.logged(
                 "[GMCPT] agy stopped at its --print-timeout (2640s); the answer may be incomplete."
             ),
             "{cutoff}"
@@ -429,7 +407,7 @@ fn answers_cut_off_at_the_print_timeout() {
             "{cutoff}, no partial answer"
         );
         assert!(
-            logged(&relay, "[GMCPT] agy stopped at its --print-timeout (2640s) with no answer."),
+            relay.logged("[GMCPT] agy stopped at its --print-timeout (2640s) with no answer."),
             "{cutoff}"
         );
         assert_eq!(fakes.prompt_runs().len(), 1);
@@ -460,8 +438,7 @@ fn approvals_nobody_can_give() {
             (format!("Error executing gemini-ask: {APPROVAL}"), true),
             "{denial}"
         );
-        assert!(logged(
-            &relay,
+        assert!(relay.logged(
             "[GMCPT] agy stopped at a tool action that needed approval in a headless run."
         ));
         assert_eq!(fakes.prompt_runs().len(), 1);
@@ -488,10 +465,9 @@ fn another_model_answering_is_noticed() {
             false
         )
     );
-    assert!(logged(
-        &relay,
-        "[GMCPT] agy answered with gemini-3.8-flash-low, not the model asked for."
-    ));
+    assert!(
+        relay.logged("[GMCPT] agy answered with gemini-3.8-flash-low, not the model asked for.")
+    );
     // No model asked for, or the one asked for: nothing to say.
     let (text, _) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
     assert_eq!(text, format!("Gemini response:\nFAKE-ANSWER prompt_bytes=1{THREAD}"));
@@ -559,7 +535,7 @@ fn an_updated_agy_is_probed_again() {
             "three"
         ]
     );
-    assert!(logged(&relay, "[GMCPT] agy changed on disk; probing its capabilities again."));
+    assert!(relay.logged("[GMCPT] agy changed on disk; probing its capabilities again."));
 }
 
 #[test]
@@ -640,7 +616,7 @@ fn gemini_quota_texts() {
         let (text, is_error, during) = timed_call(&mut relay, "gemini-ask", json!({"prompt": "x"}));
         assert!(is_error, "{quota}: {text}");
         assert_at(&text, &format!("Error executing gemini-ask: {expected}"), secs, during);
-        assert!(logged(&relay, "[GMCPT] gemini: the model's quota is exhausted"), "{quota}");
+        assert!(relay.logged("[GMCPT] gemini: the model's quota is exhausted"), "{quota}");
         assert_eq!(fakes.prompt_runs().len(), 1, "{quota}");
     }
 }
@@ -663,7 +639,7 @@ fn gemini_quota_is_answered_by_the_fallback() {
     );
     let argv: Vec<Vec<String>> = fakes.prompt_runs().iter().map(|r| r.argv()).collect();
     assert_eq!(argv, [vec!["-m", "gemini-2.5-pro"], vec!["-m", "flash"]]);
-    assert!(logged(&relay, "[GMCPT] gemini: retrying once with the fallback model flash."));
+    assert!(relay.logged("[GMCPT] gemini: retrying once with the fallback model flash."));
 
     // The old 2.5-Pro marker on every model: the fallback fails too.
     let fakes = Fakes::new();
@@ -677,7 +653,7 @@ fn gemini_quota_is_answered_by_the_fallback() {
         )
     );
     assert_eq!(fakes.prompt_runs().len(), 2);
-    assert!(logged(&relay, "[GMCPT] Gemini Quota Error: {"));
+    assert!(relay.logged("[GMCPT] Gemini Quota Error: {"));
 }
 
 #[test]

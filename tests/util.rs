@@ -306,6 +306,23 @@ impl Relay {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Whether the relay's stderr shows `line`, waiting a little: the harness reads it on a
+    /// thread of its own, so a line logged before a response may arrive after it (under Wine
+    /// often).
+    pub fn logged(&self, line: &str) -> bool {
+        let deadline = Instant::now() + slack(Duration::from_secs(5));
+        loop {
+            if self.stderr().contains(line) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                eprintln!("not logged: {line}\n~~~ relay stderr ~~~\n{}", self.stderr());
+                return false;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Sends raw bytes (a newline is not added).
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
