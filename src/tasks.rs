@@ -18,8 +18,13 @@ use crate::jsonrpc::{ErrorCode, RpcError};
 
 /// The extension's identifier.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// How often clients are asked to poll.
-pub const POLL_INTERVAL_MS: u64 = 5000;
+/// How often clients are asked to poll a young task: a quick call's result is read about a
+/// second after it started.
+const EARLY_POLL_MS: u64 = 1000;
+/// How often clients are asked to poll a task older than `EARLY_POLLS`.
+const LATE_POLL_MS: u64 = 5000;
+/// How long a task is polled at `EARLY_POLL_MS`.
+const EARLY_POLLS: Duration = Duration::from_secs(30);
 /// What a finished task costs besides its outcome (so that even empty outcomes are bounded).
 const ENTRY_BYTES: usize = 256;
 
@@ -41,6 +46,8 @@ pub struct Task {
     /// The call's key in the agy lane, to take it out while it waits.
     pub seq: u64,
     created: SystemTime,
+    /// When it was created, for its poll interval.
+    born: Instant,
     /// When the status or the status text last changed, as `tasks/get` saw them.
     updated: SystemTime,
     /// The status text the client was last shown.
@@ -63,29 +70,19 @@ impl Tasks {
         Tasks { ttl, max_bytes, map, finished, finished_bytes: 0 }
     }
 
-    /// Registers a working task for `call` and returns its id.
-    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<String> {
+    /// Registers a working task for `call`; returns its id and its `CreateTaskResult` fields, to
+    /// answer the call with.
+    pub fn create(&mut self, call: Arc<Call>, seq: u64) -> io::Result<(String, Value)> {
         let id = new_id()?;
         let now = SystemTime::now();
         let shown = status_text(&call);
-        let task = Task { call, seq, created: now, updated: now, shown, state: State::Working };
-        self.map.insert(id.clone(), task);
-        Ok(id)
-    }
-
-    /// The `CreateTaskResult` fields of a task, to answer its call with. Its status text is the
-    /// one of now: a call still waiting in the agy lane shows its place.
-    pub fn announce(&mut self, id: &str) -> Option<Value> {
-        let task = self.map.get_mut(id)?;
-        refresh(task);
-        let mut view = self.view(id, &self.map[id]);
+        let born = Instant::now();
+        let task =
+            Task { call, seq, created: now, born, updated: now, shown, state: State::Working };
+        let mut view = self.view(&id, &task);
         view["resultType"] = json!("task");
-        Some(view)
-    }
-
-    /// Drops a task that was never announced (its call was answered in full, or cancelled).
-    pub fn forget(&mut self, id: &str) {
-        self.map.remove(id);
+        self.map.insert(id.clone(), task);
+        Ok((id, view))
     }
 
     /// A task's current state as `tasks/get` shows it, or `-32602` for an unknown or expired id.
@@ -190,7 +187,7 @@ impl Tasks {
         view["createdAt"] = json!(js::iso_string(task.created));
         view["lastUpdatedAt"] = json!(js::iso_string(task.updated));
         view["ttlMs"] = json!(self.ttl.as_millis() as u64);
-        view["pollIntervalMs"] = json!(POLL_INTERVAL_MS);
+        view["pollIntervalMs"] = json!(poll_interval_ms(task.born.elapsed()));
         if task.call.progress().is_some() {
             view["statusMessage"] = json!(task.shown);
         }
@@ -199,6 +196,11 @@ impl Tasks {
         }
         view
     }
+}
+
+/// How often a task of this age is to be polled.
+fn poll_interval_ms(age: Duration) -> u64 {
+    if age < EARLY_POLLS { EARLY_POLL_MS } else { LATE_POLL_MS }
 }
 
 /// Shows a task's status text as of now; its update time moves when the text changed.
@@ -300,15 +302,14 @@ mod tests {
     #[test]
     fn a_task_is_created_working_and_then_completes() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
-        let id = tasks.create(call(), 0).unwrap();
-        let created = tasks.announce(&id).unwrap();
+        let (id, created) = tasks.create(call(), 0).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
         assert_eq!(created["resultType"], "task");
         assert_eq!(created["status"], "working");
         assert_eq!(created["statusMessage"], "🧠 gemini-ask: running for 0s");
         assert_eq!(created["ttlMs"], 60_000);
-        assert_eq!(created["pollIntervalMs"], 5000);
+        assert_eq!(created["pollIntervalMs"], 1000);
         let (view, result) = tasks.get(&id).unwrap();
         assert_eq!(view["resultType"], "complete");
         assert!(result.is_none());
@@ -320,14 +321,22 @@ mod tests {
     }
 
     #[test]
+    fn a_task_is_polled_every_second_for_its_first_half_minute_then_every_five() {
+        assert_eq!(poll_interval_ms(Duration::ZERO), 1000);
+        assert_eq!(poll_interval_ms(Duration::from_millis(29_999)), 1000);
+        assert_eq!(poll_interval_ms(Duration::from_secs(30)), 5000);
+        assert_eq!(poll_interval_ms(Duration::from_secs(3600)), 5000);
+    }
+
+    #[test]
     fn a_failed_call_carries_its_error_and_a_cancelled_task_stays_cancelled() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
-        let failed = tasks.create(call(), 0).unwrap();
+        let (failed, _) = tasks.create(call(), 0).unwrap();
         tasks.finish(&failed, Err(RpcError::internal("Internal error")));
         let (view, _) = tasks.get(&failed).unwrap();
         assert_eq!(view["status"], "failed");
         assert_eq!(view["error"], json!({"code": -32603, "message": "Internal error"}));
-        let cancelled = tasks.create(call(), 1).unwrap();
+        let (cancelled, _) = tasks.create(call(), 1).unwrap();
         tasks.cancel(&cancelled);
         assert!(!tasks.finish(&cancelled, Ok(raw(&json!({})))));
         assert_eq!(status(&mut tasks, &cancelled), "cancelled");
@@ -338,8 +347,7 @@ mod tests {
     fn the_update_time_moves_when_the_status_text_changes() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
         let call = call();
-        let id = tasks.create(call.clone(), 0).unwrap();
-        let created = tasks.announce(&id).unwrap();
+        let (id, created) = tasks.create(call.clone(), 0).unwrap();
         let at = |tasks: &mut Tasks| tasks.get(&id).unwrap().0["lastUpdatedAt"].clone();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(at(&mut tasks), created["lastUpdatedAt"], "nothing changed");
@@ -362,7 +370,7 @@ mod tests {
     fn unknown_and_expired_tasks_are_invalid_params() {
         let mut tasks = Tasks::new(Duration::ZERO, BUDGET);
         assert_eq!(tasks.get("nope").unwrap_err().message, "Unknown task: nope");
-        let id = tasks.create(call(), 0).unwrap();
+        let (id, _) = tasks.create(call(), 0).unwrap();
         assert!(tasks.get(&id).is_ok(), "a working task never expires");
         tasks.finish(&id, Ok(raw(&json!({}))));
         assert_eq!(tasks.get(&id).unwrap_err().code, ErrorCode::InvalidParams);
@@ -372,7 +380,7 @@ mod tests {
     fn outcomes_are_bounded_in_bytes_oldest_first() {
         let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
         let big = raw(&json!({"text": "x".repeat(30 * 1024 * 1024)}));
-        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap()).collect();
+        let ids: Vec<String> = (0..3).map(|n| tasks.create(call(), n).unwrap().0).collect();
         for id in &ids {
             tasks.finish(id, Ok(big.clone()));
         }
@@ -384,7 +392,7 @@ mod tests {
     fn a_run_that_ended_reads_as_working_until_its_outcome_is_recorded() {
         let mut tasks = Tasks::new(Duration::from_secs(60), BUDGET);
         let call = call();
-        let id = tasks.create(call.clone(), 0).unwrap();
+        let (id, _) = tasks.create(call.clone(), 0).unwrap();
         call.progress().unwrap().finish(true);
         let (view, _) = tasks.get(&id).unwrap();
         assert_eq!(view["status"], "working");
@@ -398,13 +406,13 @@ mod tests {
     #[test]
     fn a_result_larger_than_the_budget_fails_and_evicts_nothing() {
         let mut tasks = Tasks::new(Duration::from_secs(3600), BUDGET);
-        let kept: Vec<String> = (0..15).map(|n| tasks.create(call(), n).unwrap()).collect();
+        let kept: Vec<String> = (0..15).map(|n| tasks.create(call(), n).unwrap().0).collect();
         for id in &kept {
             tasks.finish(id, Ok(raw(&json!({"text": "small"}))));
         }
         // 36 MiB of quotes are 72 MiB of JSON. The run itself succeeded, as its progress says.
         let big_call = call();
-        let big = tasks.create(big_call.clone(), 15).unwrap();
+        let (big, _) = tasks.create(big_call.clone(), 15).unwrap();
         big_call.progress().unwrap().finish(true);
         assert!(tasks.finish(&big, Ok(raw(&json!({"text": "\"".repeat(36 << 20)})))));
         let (view, result) = tasks.get(&big).unwrap();

@@ -5,7 +5,6 @@
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use serde_json::value::RawValue;
@@ -18,7 +17,7 @@ use crate::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, Rpc
 use crate::mcp::{self, Era};
 use crate::pool::Work;
 use crate::progress::{self, Progress};
-use crate::server::{Flight, Origin, Server, TASK_WAIT};
+use crate::server::{Flight, Origin, Server};
 use crate::tasks;
 use crate::tools::Lane;
 use crate::{logging, redact, validate};
@@ -36,9 +35,8 @@ pub(super) struct Done {
 enum Target {
     /// The request (its id, and the call's sequence number, which tells a reused id apart).
     Request { id: RequestId, seq: u64 },
-    /// The task registered for it, or the request itself while it has not been answered with
-    /// the task.
-    Task { task: String, id: RequestId, seq: u64 },
+    /// The task it was answered with.
+    Task(String),
 }
 
 /// A validated tool call: what runs, with what, on which lane and backend, and how its result is
@@ -121,49 +119,25 @@ impl Server {
         Some(progress)
     }
 
-    /// Registers a validated model call as a task and runs it like any call; it is answered with
-    /// its result if it finishes within `TASK_WAIT`, else with the task. The loop goes on
-    /// serving meanwhile.
+    /// Registers a validated model call as a task, answers it with the task at once, then runs it
+    /// like any call. Nothing of the call happens before that answer is written: a host may cancel
+    /// a task-declared call it has not seen answered within about 150 ms.
     fn start_task(&mut self, id: RequestId, origin: Origin, job: Job) {
         let progress = Progress::status(job.tool.name);
         let call = Arc::new(Call::new(job.tool.name, job.backend, Some(progress)));
         let seq = self.next_seq();
-        // The task is registered before its answer can be written, so a `tasks/get` that follows
-        // the answer at once finds it.
-        let task = match self.tasks.create(call.clone(), seq) {
-            Ok(task) => task,
+        // The task is registered before its answer is written, so a `tasks/get` that follows the
+        // answer at once finds it.
+        let (task, created) = match self.tasks.create(call.clone(), seq) {
+            Ok(created) => created,
             Err(err) => {
                 let error = RpcError::internal(format!("Internal error: no task id: {err}"));
                 return self.reply(origin, Response::err(Some(id), error));
             }
         };
-        let batch = self.expect_answer(origin);
-        let waiting = Flight::Waiting { seq, call: call.clone(), batch, task: task.clone() };
-        self.flights.insert(id.clone(), waiting);
-        self.waiting.push_back((Instant::now() + TASK_WAIT, id.clone(), seq));
-        self.dispatch(job, call, Target::Task { task, id, seq }, seq);
-    }
-
-    /// The calls whose wait is over are answered with their tasks.
-    pub(super) fn announce_tasks(&mut self) {
-        while let Some(&(at, ..)) = self.waiting.front() {
-            if at > Instant::now() {
-                return;
-            }
-            let Some((_, id, seq)) = self.waiting.pop_front() else { return };
-            let (batch, task, tool) = match self.flights.get(&id) {
-                Some(Flight::Waiting { seq: waiting, batch, task, call }) if *waiting == seq => {
-                    (*batch, task.clone(), call.tool)
-                }
-                // Answered with its result, or cancelled.
-                _ => continue,
-            };
-            self.flights.remove(&id);
-            let Some(created) = self.tasks.announce(&task) else { continue };
-            log::info!("Task {task} created for {tool}");
-            let result = serialized(&mcp::envelope(created, Era::Modern));
-            self.answer_request(id, batch, None, result);
-        }
+        log::info!("Task {task} created for {}", job.tool.name);
+        self.reply(origin, Response::ok(id, mcp::envelope(created, job.era)));
+        self.dispatch(job, call, Target::Task(task), seq);
     }
 
     /// A call answered later waits in its batch, if it came in one.
@@ -264,27 +238,20 @@ impl Server {
 
     /// A worker finished a call (or could not start it).
     pub(super) fn complete(&mut self, done: Done) {
-        let (id, seq, task) = match done.target {
-            Target::Request { id, seq } => (id, seq, None),
-            Target::Task { task, id, seq } => (id, seq, Some(task)),
-        };
-        let batch = match (self.flights.get(&id), &task) {
-            (Some(Flight::Call { seq: running, batch, .. }), None) if *running == seq => *batch,
-            // Finished within its wait: answered with its result, and the task is dropped.
-            (Some(Flight::Waiting { seq: waiting, batch, .. }), Some(task)) if *waiting == seq => {
-                let batch = *batch;
-                self.tasks.forget(task);
-                batch
-            }
-            (_, Some(task)) => {
+        let (id, seq) = match done.target {
+            Target::Request { id, seq } => (id, seq),
+            Target::Task(task) => {
                 let ending = if done.result.is_ok() { "completed" } else { "failed" };
-                if self.tasks.finish(task, done.result) {
+                if self.tasks.finish(&task, done.result) {
                     log::info!("Task {task} {ending}");
                 }
                 return;
             }
+        };
+        let batch = match self.flights.get(&id) {
+            Some(Flight::Call { seq: running, batch, .. }) if *running == seq => *batch,
             // Cancelled (or a stale completion): nothing more is sent for it.
-            (_, None) => return,
+            _ => return,
         };
         self.flights.remove(&id);
         self.answer_request(id, batch, done.finale, done.result);

@@ -37,9 +37,6 @@ const MAX_WORKERS: usize = 64;
 const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long shutdown may take in all, stdout blocked or not.
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
-/// How long a call that may become a task is given to finish before it is answered with its task:
-/// a quick call is never a task.
-const TASK_WAIT: Duration = Duration::from_secs(1);
 
 /// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
 pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::Result<()> {
@@ -66,7 +63,6 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         next_seq: 0,
         lists: HashMap::new(),
         backlog: VecDeque::new(),
-        waiting: VecDeque::new(),
         held: None,
         writer_gone: false,
     };
@@ -76,7 +72,6 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         match server.next_event() {
             Event::Client(inbound) => server.handle_inbound(inbound),
             Event::Done(done) => server.complete(done),
-            Event::Timer => server.announce_tasks(),
             Event::Stop => break,
         }
     }
@@ -88,8 +83,6 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
 enum Event {
     Client(Inbound),
     Done(Done),
-    /// The wait of the oldest call that may become a task is over.
-    Timer,
     /// End of input, a signal, or stdout gone.
     Stop,
 }
@@ -98,9 +91,6 @@ enum Event {
 enum Flight {
     /// A tool call running or waiting for a worker or for agy.
     Call { seq: u64, call: Arc<Call>, batch: Option<u64> },
-    /// A call registered as a task and not answered yet: it gets its result if it finishes within
-    /// `TASK_WAIT`, else its task.
-    Waiting { seq: u64, call: Arc<Call>, batch: Option<u64>, task: String },
     /// A `subscriptions/listen` held open until cancelled or shutdown.
     Subscription,
     /// Answered, but its batch has not been sent yet.
@@ -139,9 +129,6 @@ struct Server {
     lists: HashMap<(List, Era), Arc<RawValue>>,
     /// Messages waiting for the writer (stdout is not being read fast enough).
     backlog: VecDeque<Outgoing>,
-    /// When each `Flight::Waiting` call is to be answered with its task (by id and sequence
-    /// number), oldest first.
-    waiting: VecDeque<(Instant, RequestId, u64)>,
     /// One input message taken while the backlog waited (to see end of input); handled next.
     held: Option<Inbound>,
     /// The writer thread ended (stdout closed or failing).
@@ -161,11 +148,6 @@ impl Server {
                     return Event::Client(inbound);
                 }
             }
-            // A due answer goes first: `select` prefers a ready operation to its deadline, so a
-            // client that never pauses would otherwise hold it back.
-            if self.waiting.front().is_some_and(|&(at, ..)| at <= Instant::now()) {
-                return Event::Timer;
-            }
             let mut select = Select::new();
             let done = select.recv(&self.done);
             let signal = select.recv(&self.signals);
@@ -173,13 +155,7 @@ impl Server {
             let input = self.held.is_none().then(|| select.recv(&self.transport.inbox));
             let output =
                 (!self.backlog.is_empty()).then(|| select.send(self.transport.out.channel()));
-            let operation = match self.waiting.front() {
-                Some(&(at, ..)) => match select.select_deadline(at) {
-                    Ok(operation) => operation,
-                    Err(_) => return Event::Timer,
-                },
-                None => select.select(),
-            };
+            let operation = select.select();
             let index = operation.index();
             if index == done {
                 // The server holds a sender, so this never disconnects.
@@ -329,17 +305,6 @@ impl Server {
                     }
                 }
             }
-            Some(Flight::Waiting { seq, call, batch, task }) => {
-                call.abort();
-                self.agy_lane.remove(seq);
-                // Never announced, so nobody can ask for it.
-                self.tasks.forget(&task);
-                if let Some(key) = batch {
-                    if let Some(complete) = self.batches.fulfil(key, None) {
-                        self.send_batch(key, complete);
-                    }
-                }
-            }
             Some(Flight::Subscription) | None => (),
             // Already answered: the cancellation comes too late to matter.
             Some(answered @ Flight::Answered { .. }) => {
@@ -422,7 +387,7 @@ impl Server {
         }
         for (id, flight) in self.flights.drain() {
             match flight {
-                Flight::Call { call, .. } | Flight::Waiting { call, .. } => call.abort(),
+                Flight::Call { call, .. } => call.abort(),
                 Flight::Subscription => subscriptions.push(id),
                 Flight::Answered { .. } => (),
             }
