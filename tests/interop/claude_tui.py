@@ -285,15 +285,17 @@ class Session:
         raise Failure(f"the relay's tools were not offered to the model in {tries} tries")
 
     def quit(self, timeout=15):
-        """Ctrl-C until Claude Code exits (it asks for a second press), then the pty closes."""
-        end = now() + timeout
+        """Ctrl-C until Claude Code exits (it asks for a second press); returns the time of the first
+        Ctrl-C, or None when Claude Code is still running after `timeout` seconds."""
+        start = now()
+        end = start + timeout
         while self.term.proc.poll() is None and now() < end:
             self.term.send('\x03')
             try:
                 self.term.proc.wait(0.4)
             except subprocess.TimeoutExpired:
                 pass
-        return self.term.proc.poll() is not None
+        return start if self.term.proc.poll() is not None else None
 
     def close(self):
         """Kills whatever is left: Claude Code's session, the fake model, and every marked process."""
@@ -549,13 +551,17 @@ def sc_quit(server):
         tree = agy_tree(s)
         check(all(alive(p) for p in tree), 'the fake agy run ended early')
         wait_for('a tasks/get', lambda: calls(s.wire)[0].gets, 10)
-        check(s.quit(), 'Claude Code did not exit on Ctrl-C')
-        t = now()
+        t = s.quit()
+        check(t, 'Claude Code did not exit on Ctrl-C')
+        exited = now() - t
         pids = tree + [p for r in s.wire.pids() for p in (r['tap'], r['server'])]
         took = gone_within(pids, t, 5.0)
         left = [p for p in marked(s.marker) if p != s.model_proc.pid]
         check(not left, f'left running: {describe(left)}')
-        note(f'Claude Code exited; relay, tap and fake agy tree ({len(pids)} processes) gone {took:.2f} s later')
+        seen = [r['dir'] if r['dir'] != 'signal' else f'signal {r["signal"]}' for r in s.wire.records()
+                if r['dir'] in ('eof', 'signal') or r.get('msg') and r['msg'].get('method') == 'tasks/cancel']
+        note(f'Claude Code exited {exited:.2f} s after the first Ctrl-C (the relay saw: {", ".join(seen) or "nothing"}); '
+             f'relay, tap and fake agy tree ({len(pids)} processes) gone {took:.2f} s after the first Ctrl-C')
     return s, run
 
 
@@ -586,7 +592,7 @@ def main():
     try:
         run()
         if s.term.proc.poll() is None:
-            check(s.quit(), 'Claude Code did not exit on Ctrl-C')
+            check(s.quit() is not None, 'Claude Code did not exit on Ctrl-C')
             pids = [p for r in s.wire.pids() for p in (r['tap'], r['server'])] + \
                 [p for r in fake_runs(s.fake_log) for p in (r['pid'], r.get('grandchild')) if p]
             gone_within(pids, now(), 5.0)
