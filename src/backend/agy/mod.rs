@@ -7,6 +7,7 @@ pub mod caps;
 pub mod failure;
 pub mod output;
 pub mod run;
+pub mod stream;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};

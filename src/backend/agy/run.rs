@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::agy::caps::{self, AgyCaps};
-use crate::backend::agy::{Agy, args, failure, output};
+use crate::backend::agy::{Agy, args, failure, output, stream};
 use crate::backend::options::RunOptions;
 use crate::backend::{RunError, quota};
 use crate::exec::{Command, Failure, Input, Runner};
-use crate::preview;
 
 /// The command's logical name in messages and logs.
 const NAME: &str = "agy";
@@ -40,7 +39,7 @@ impl Agy {
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
         let decoding;
         let run_runner = if via_stdin {
-            decoding = runner.map_stdout(preview::stream_json);
+            decoding = runner.map_stdout(stream::stream_json);
             &decoding
         } else {
             runner

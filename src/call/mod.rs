@@ -1,6 +1,9 @@
 //! What a tool call can reach: the services shared by every call, and the call's own state (the
 //! backend decided for it, its progress and its abort flag). Tools see this, never JSON-RPC ids.
 
+pub mod progress;
+pub mod sink;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -8,8 +11,8 @@ use crate::backend::{self, Backend, Backends, Reply, Request};
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{Limits, OnStdout, Runner, Runs};
-use crate::preview;
-use crate::progress::Progress;
+
+use crate::call::progress::Progress;
 
 /// Shared by every call for the life of the process.
 pub struct Services {
@@ -97,6 +100,6 @@ impl Ctx<'_> {
     /// A stdout callback feeding the preview, or `None` when nobody watches progress.
     fn stdout_sink(&self) -> Option<OnStdout> {
         let progress = self.call.progress.clone()?;
-        Some(preview::text_sink(move |text| progress.record(text)))
+        Some(sink::text_sink(move |text| progress.record(text)))
     }
 }
