@@ -7,7 +7,7 @@ pub mod sink;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::backend::{self, Backend, Backends, Reply, Request};
+use crate::backend::{self, Backend, Backends, Reply, RunRequest};
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{Limits, OnStdout, Runner, Runs};
@@ -81,7 +81,7 @@ impl Ctx<'_> {
     }
 
     /// Runs one prompt through the call's backend with the call's runner.
-    pub fn run_model(&self, request: Request) -> Result<Reply, String> {
+    pub fn run_model(&self, request: RunRequest) -> Result<Reply, String> {
         backend::run_with_backend(
             &self.services.backends,
             self.call.backend,

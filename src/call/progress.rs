@@ -212,7 +212,6 @@ impl Progress {
         self.open.load(Ordering::SeqCst)
     }
 
-    /// Sends a keepalive to the client (waiting while stdout is behind).
     /// Queues a keepalive if the writer has room; while stdout is not being read it is dropped
     /// (the next one carries a higher value), so the ticker never waits on one call's output
     /// while holding that call's lock.
