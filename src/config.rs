@@ -63,7 +63,7 @@ pub struct Config {
 }
 
 /// How a variable's value is read, with its default and range, and where it goes in `Config`.
-pub enum Kind {
+pub enum ValueKind {
     /// Minutes as a number above 0 (fractions and exponents allowed), at most `max`.
     Minutes { default: f64, max: f64, set: fn(&mut Config, Duration) },
     /// A whole number from `min` to `max`.
@@ -95,7 +95,7 @@ pub enum Unit {
 /// One row of the table.
 pub struct EnvVar {
     pub name: &'static str,
-    pub kind: Kind,
+    pub kind: ValueKind,
     /// What it does, in Markdown (the README's table shows it as is, `--help` without backticks).
     pub help: &'static str,
     /// Whether `gemini-relay config <host>` writes it into the host's configuration when it is set
@@ -121,7 +121,7 @@ const GIB: u64 = 1024 * MIB;
 pub static VARS: &[EnvVar] = &[
     EnvVar {
         name: "GEMINI_MCP_BACKEND",
-        kind: Kind::Backend { set: |c, v| c.backend = v },
+        kind: ValueKind::Backend { set: |c, v| c.backend = v },
         help: "Which CLI answers. Any other value falls back to `gemini` with a warning. Setting \
                it silences the one-time migration notice.",
         carried: true,
@@ -129,7 +129,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "AGY_CLI_PATH",
-        kind: Kind::Path {
+        kind: ValueKind::Path {
             default: "`~/.local/bin/agy` if it exists, else `agy` on `PATH` (Windows: `agy.exe` \
                       on `PATH`, then agy's install locations)",
             set: |c, v| c.agy_cli_path = v,
@@ -140,7 +140,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_CLI_PATH",
-        kind: Kind::Path {
+        kind: ValueKind::Path {
             default: "`gemini` on `PATH` (Windows: `gemini.exe` or npm's `gemini.cmd`)",
             set: |c, v| c.gemini_cli_path = v,
         },
@@ -151,7 +151,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_TIMEOUT",
-        kind: Kind::Minutes { default: 45.0, max: WEEK_MINUTES, set: |c, v| c.timeout = v },
+        kind: ValueKind::Minutes { default: 45.0, max: WEEK_MINUTES, set: |c, v| c.timeout = v },
         help: "Deadline of each CLI run. Past it the CLI's whole process tree is killed (its \
                process group; on Windows its Job Object).",
         carried: true,
@@ -159,7 +159,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "AGY_PRINT_TIMEOUT",
-        kind: Kind::Text {
+        kind: ValueKind::Text {
             default: "derived: the deadline minus 60 s (half of it below 2 min)",
             set: |c, v| c.agy_print_timeout = v,
         },
@@ -169,7 +169,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "AGY_MCP_PTY",
-        kind: Kind::Switch { set: |c, v| c.agy_pty = v },
+        kind: ValueKind::Switch { set: |c, v| c.agy_pty = v },
         help: "When an old agy build prints nothing on the argv path, rerun it under `script` (a \
                pseudo-terminal).",
         carried: true,
@@ -177,14 +177,14 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_TEST_TOOLS",
-        kind: Kind::Flag { set: |c, v| c.test_tools = v },
+        kind: ValueKind::Flag { set: |c, v| c.test_tools = v },
         help: "Registers `gemini-timeout-test`.",
         carried: true,
         windows_only: false,
     },
     EnvVar {
         name: "GEMINI_MCP_MODEL",
-        kind: Kind::Model { default: None, set: |c, v| c.model = v },
+        kind: ValueKind::Model { default: None, set: |c, v| c.model = v },
         help: "The model of a call that names none (unset: the CLI's own default); \
                `gemini-models` and `gemini-doctor` show it.",
         carried: true,
@@ -192,7 +192,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_FALLBACK_MODEL",
-        kind: Kind::Model { default: Some("flash"), set: |c, v| c.fallback_model = v },
+        kind: ValueKind::Model { default: Some("flash"), set: |c, v| c.fallback_model = v },
         help: "A run that fails because its model's quota is exhausted is retried once with this \
                model (never after a cancel or a timeout).",
         carried: true,
@@ -200,7 +200,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_PROGRESS_INTERVAL_MS",
-        kind: Kind::Integer {
+        kind: ValueKind::Integer {
             default: 25_000,
             min: 10,
             max: 3_600_000,
@@ -213,7 +213,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_MAX_MESSAGE_BYTES",
-        kind: Kind::Integer {
+        kind: ValueKind::Integer {
             default: 64 * MIB,
             min: KIB,
             max: GIB,
@@ -227,7 +227,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "GEMINI_MCP_MAX_OUTPUT_BYTES",
-        kind: Kind::Integer {
+        kind: ValueKind::Integer {
             default: 64 * MIB,
             min: KIB,
             max: GIB,
@@ -241,7 +241,7 @@ pub static VARS: &[EnvVar] = &[
     },
     EnvVar {
         name: "RUST_LOG",
-        kind: Kind::LogFilter { default: "info" },
+        kind: ValueKind::LogFilter { default: "info" },
         help: "stderr log filter. `gemini-relay config` leaves it out, because a shell often sets \
                it for other programs: add it to the host's configuration by hand to debug the \
                relay.",
@@ -303,41 +303,41 @@ impl EnvVar {
         let name = self.name;
         let text = raw.map(js::trim).filter(|text| !text.is_empty());
         match self.kind {
-            Kind::Minutes { default, max, set } => {
+            ValueKind::Minutes { default, max, set } => {
                 let (value, warning) = minutes(name, text, default, max);
                 set(config, value);
                 warning
             }
-            Kind::Integer { default, min, max, set, .. } => {
+            ValueKind::Integer { default, min, max, set, .. } => {
                 let (value, warning) = integer(name, text, default, (min, max));
                 set(config, value);
                 warning
             }
-            Kind::Switch { set } => {
+            ValueKind::Switch { set } => {
                 set(config, switch(text));
                 None
             }
-            Kind::Flag { set } => {
+            ValueKind::Flag { set } => {
                 set(config, raw.is_some_and(|raw| !raw.is_empty()));
                 None
             }
-            Kind::Text { set, .. } => {
+            ValueKind::Text { set, .. } => {
                 set(config, text.map(str::to_string));
                 None
             }
-            Kind::Path { set, .. } => {
+            ValueKind::Path { set, .. } => {
                 set(config, text.map(PathBuf::from));
                 None
             }
-            Kind::Backend { set } => {
+            ValueKind::Backend { set } => {
                 set(config, backend(text));
                 None
             }
-            Kind::Model { default, set } => {
+            ValueKind::Model { default, set } => {
                 set(config, model(text, default));
                 None
             }
-            Kind::LogFilter { .. } => None,
+            ValueKind::LogFilter { .. } => None,
         }
     }
 
@@ -351,64 +351,68 @@ impl EnvVar {
         let name = self.name;
         let text = Some(js::trim(raw)).filter(|text| !text.is_empty());
         match self.kind {
-            Kind::Minutes { default, max, .. } => {
+            ValueKind::Minutes { default, max, .. } => {
                 minutes(name, text, default, max).0 != minutes(name, None, default, max).0
             }
-            Kind::Integer { default, min, max, .. } => {
+            ValueKind::Integer { default, min, max, .. } => {
                 integer(name, text, default, (min, max)).0 != default
             }
-            Kind::Switch { .. } => switch(text),
-            Kind::Flag { .. } => !raw.is_empty(),
-            Kind::Text { .. } | Kind::Path { .. } | Kind::Backend { .. } => text.is_some(),
-            Kind::Model { default, .. } => model(text, default) != model(None, default),
-            Kind::LogFilter { default } => text != Some(default),
+            ValueKind::Switch { .. } => switch(text),
+            ValueKind::Flag { .. } => !raw.is_empty(),
+            ValueKind::Text { .. } | ValueKind::Path { .. } | ValueKind::Backend { .. } => {
+                text.is_some()
+            }
+            ValueKind::Model { default, .. } => model(text, default) != model(None, default),
+            ValueKind::LogFilter { default } => text != Some(default),
         }
     }
 
     /// Whether the value is a path, written absolute by `gemini-relay config`.
     pub fn is_path(&self) -> bool {
-        matches!(self.kind, Kind::Path { .. })
+        matches!(self.kind, ValueKind::Path { .. })
     }
 
     /// The default, in Markdown.
     pub fn default_text(&self) -> String {
         match self.kind {
-            Kind::Minutes { default, .. } => format!("`{default}`"),
-            Kind::Integer { default, unit: Unit::Bytes, .. } => {
+            ValueKind::Minutes { default, .. } => format!("`{default}`"),
+            ValueKind::Integer { default, unit: Unit::Bytes, .. } => {
                 format!("`{default}` ({})", bytes(default))
             }
-            Kind::Integer { default, .. } => format!("`{default}`"),
-            Kind::Switch { .. } => "off".to_string(),
-            Kind::Flag { .. } | Kind::Model { default: None, .. } => "unset".to_string(),
-            Kind::Model { default: Some(default), .. } => format!("`{default}`"),
-            Kind::Text { default, .. } | Kind::Path { default, .. } => default.to_string(),
-            Kind::Backend { .. } => "`agy` (it was `gemini` before 2026-06-18)".to_string(),
-            Kind::LogFilter { default } => format!("`{default}`"),
+            ValueKind::Integer { default, .. } => format!("`{default}`"),
+            ValueKind::Switch { .. } => "off".to_string(),
+            ValueKind::Flag { .. } | ValueKind::Model { default: None, .. } => "unset".to_string(),
+            ValueKind::Model { default: Some(default), .. } => format!("`{default}`"),
+            ValueKind::Text { default, .. } | ValueKind::Path { default, .. } => {
+                default.to_string()
+            }
+            ValueKind::Backend { .. } => "`agy` (it was `gemini` before 2026-06-18)".to_string(),
+            ValueKind::LogFilter { default } => format!("`{default}`"),
         }
     }
 
     /// The values it takes, in Markdown.
     pub fn values_text(&self) -> String {
         match self.kind {
-            Kind::Minutes { max, .. } => {
+            ValueKind::Minutes { max, .. } => {
                 format!("minutes above 0, fractions allowed (`0.5` is 30 s), at most `{max}`")
             }
-            Kind::Integer { min, max, unit: Unit::Milliseconds, .. } => {
+            ValueKind::Integer { min, max, unit: Unit::Milliseconds, .. } => {
                 format!("`{min}` to `{max}` ms")
             }
-            Kind::Integer { min, max, unit: Unit::Bytes, .. } => {
+            ValueKind::Integer { min, max, unit: Unit::Bytes, .. } => {
                 format!("`{min}` to `{max}` bytes ({} to {})", bytes(min), bytes(max))
             }
-            Kind::Switch { .. } => "`1`, `true` or `yes` (any case) is on".to_string(),
-            Kind::Flag { .. } => "any non-empty value is on".to_string(),
-            Kind::Text { .. } => "text".to_string(),
-            Kind::Path { .. } => "a path".to_string(),
-            Kind::Backend { .. } => "`agy`, `antigravity` or `gemini`, any case".to_string(),
-            Kind::Model { default: None, .. } => "a model name or alias".to_string(),
-            Kind::Model { default: Some(_), .. } => {
+            ValueKind::Switch { .. } => "`1`, `true` or `yes` (any case) is on".to_string(),
+            ValueKind::Flag { .. } => "any non-empty value is on".to_string(),
+            ValueKind::Text { .. } => "text".to_string(),
+            ValueKind::Path { .. } => "a path".to_string(),
+            ValueKind::Backend { .. } => "`agy`, `antigravity` or `gemini`, any case".to_string(),
+            ValueKind::Model { default: None, .. } => "a model name or alias".to_string(),
+            ValueKind::Model { default: Some(_), .. } => {
                 "a model name or alias, or `off` (no retry)".to_string()
             }
-            Kind::LogFilter { .. } => {
+            ValueKind::LogFilter { .. } => {
                 "`error`, `warn`, `info`, `debug` or an env_logger filter".to_string()
             }
         }

@@ -12,8 +12,8 @@ use crate::backend::agy::output;
 use crate::backend::options::RunOptions;
 use crate::changemode::{self, cache::ChunkCache, chunk, parse, render};
 use crate::files::{self, glob, scan};
-use crate::jsonrpc::{self, Message, RequestId, Response};
-use crate::stdio::{self, Inbound};
+use crate::protocol::jsonrpc::{self, Message, RequestId, Response};
+use crate::protocol::stdio::{self, Inbound};
 
 /// What `jsonrpc::classify` made of one element of the wire.
 #[derive(Debug, Clone, PartialEq)]

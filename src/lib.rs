@@ -6,9 +6,7 @@
 #![deny(unsafe_code)]
 
 mod backend;
-mod batch;
 mod call;
-mod catalog;
 mod changemode;
 pub mod cli;
 mod config;
@@ -16,23 +14,12 @@ mod exec;
 mod files;
 #[doc(hidden)]
 pub mod fuzz;
-mod hosts;
 mod js;
-mod jsonrpc;
-mod lane;
 mod logging;
-mod mcp;
-mod pool;
-mod preview;
-mod progress;
-mod prompts;
+mod protocol;
 mod redact;
 mod server;
 mod shutdown;
-mod stdio;
-mod tasks;
 #[cfg(test)]
 mod testutil;
 mod tools;
-mod validate;
-mod winhosts;

@@ -11,9 +11,9 @@ use std::sync::{Mutex, OnceLock};
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use serde_json::json;
 
-use crate::jsonrpc::Notification;
+use crate::protocol::jsonrpc::Notification;
+use crate::protocol::stdio::Out;
 use crate::redact;
-use crate::stdio::Out;
 
 /// MCP log levels in increasing severity.
 const MCP_LEVELS: &[&str] =

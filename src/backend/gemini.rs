@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::backend::options::RunOptions;
 use crate::backend::{RunError, quota};
 use crate::config::Config;
-use crate::exec::{ARGV_TEXT_LIMIT, Command, Failure, Input, Runner, argument_too_long_text};
+use crate::exec::{ARGV_TEXT_LIMIT, ChildSpec, Failure, Input, Runner, argument_too_long_text};
 
 /// The command's name, which the executor finds (on `PATH`, or by its own search on Windows).
 const NAME: &str = "gemini";
@@ -76,8 +76,8 @@ impl Gemini {
         runner.execute_within(self.command(&["--version".to_string()], None), timeout)
     }
 
-    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> Command<'a> {
-        Command { name: NAME, program: self.program.as_os_str(), args, stdin }
+    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
+        ChildSpec { name: NAME, program: self.program.as_os_str(), args, stdin }
     }
 }
 

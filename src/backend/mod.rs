@@ -70,7 +70,7 @@ struct NoticeState {
 }
 
 /// One model run: the prompt and the options the tool passes.
-pub struct Request {
+pub struct RunRequest {
     pub prompt: String,
     pub options: RunOptions,
     pub change_mode: bool,
@@ -235,9 +235,9 @@ pub fn run_with_backend(
     backends: &Backends,
     backend: Backend,
     runner: &Runner<'_>,
-    request: Request,
+    request: RunRequest,
 ) -> Result<Reply, String> {
-    let Request { prompt, mut options, change_mode } = request;
+    let RunRequest { prompt, mut options, change_mode } = request;
     let mut notices = backends.notices(backend);
     notices.extend(capability_notices(backend, &mut options));
     if options.model.as_deref().is_none_or(str::is_empty) {
@@ -248,15 +248,18 @@ pub fn run_with_backend(
     let prompt = Arc::new(prepared.prompt);
     let run = |runner: &Runner<'_>, options: &RunOptions| match backend {
         Backend::Agy => backends.agy.run(runner, &prompt, &root, options),
-        Backend::Gemini => {
-            backends.gemini.run(runner, &prompt, options).map(|text| (text, Vec::new(), None))
-        }
+        Backend::Gemini => backends.gemini.run(runner, &prompt, options).map(|text| Reply {
+            text,
+            notices: Vec::new(),
+            backend,
+            conversation_id: None,
+        }),
     };
     let started = Instant::now();
     let quota = match run(runner, &options) {
-        Ok((text, more, conversation_id)) => {
-            notices.extend(more);
-            return Ok(Reply { text, notices, backend, conversation_id });
+        Ok(reply) => {
+            notices.extend(reply.notices);
+            return Ok(Reply { notices, ..reply });
         }
         Err(RunError::Failed(text)) => return Err(text),
         Err(RunError::Quota(quota)) => quota,
@@ -282,11 +285,11 @@ pub fn run_with_backend(
     log::warn!("{name}: retrying once with the fallback model {fallback_shown}.");
     let retry = RunOptions { model: Some(fallback), ..options };
     match run(&runner.within(left), &retry) {
-        Ok((text, more, conversation_id)) => {
+        Ok(reply) => {
             let clause = quota::exhausted_clause(&model, &quota, now);
             notices.insert(0, format!("{clause}; this answer is from {fallback_shown}."));
-            notices.extend(more);
-            Ok(Reply { text, notices, backend, conversation_id })
+            notices.extend(reply.notices);
+            Ok(Reply { notices, ..reply })
         }
         Err(failure) => {
             let why = match failure {

@@ -69,7 +69,7 @@ pub fn argument_too_long_text(cli: &str, name: &str, n: usize) -> String {
 }
 
 /// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
-pub struct Command<'a> {
+pub struct ChildSpec<'a> {
     pub name: &'a str,
     /// The CLI's bare name when nothing is configured (found on `PATH` at spawn; on Windows by
     /// the executor's own search), else the configured or resolved path, used as given.
@@ -216,7 +216,7 @@ struct Pass<'a> {
 
 /// How a run may be stopped and whether it is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum RunKind {
     /// A call's own run: logged, stopped by `gemini-cancel` and by its call's abort.
     Call,
     /// A probe (agy's `--help`): unlogged and only stopped by its deadline or shutdown.
@@ -405,26 +405,26 @@ impl<'a> Runner<'a> {
 
     /// The common executor, bounded by the call's deadline: the trimmed stdout, or the failure
     /// text a caller sees.
-    pub fn execute(&self, command: Command<'_>) -> Result<String, Failure> {
+    pub fn execute(&self, command: ChildSpec<'_>) -> Result<String, Failure> {
         self.execute_within(command, self.limits.timeout)
     }
 
     /// `execute` with a shorter deadline of its own (the doctor's probes).
     pub fn execute_within(
         &self,
-        command: Command<'_>,
+        command: ChildSpec<'_>,
         timeout: Duration,
     ) -> Result<String, Failure> {
         let name = command.name.to_string();
-        let finished = self.run(command, timeout, Kind::Call)?;
+        let finished = self.run(command, timeout, RunKind::Call)?;
         outcome(name, Limits { timeout, ..self.limits }, finished)
     }
 
     /// `execute`, also handing back what the child wrote to stderr (empty when it never ran): agy
     /// tells its error line, a cut-off answer and a denied approval there, whatever its exit.
-    pub fn execute_with_stderr(&self, command: Command<'_>) -> (Result<String, Failure>, String) {
+    pub fn execute_with_stderr(&self, command: ChildSpec<'_>) -> (Result<String, Failure>, String) {
         let name = command.name.to_string();
-        let finished = match self.run(command, self.limits.timeout, Kind::Call) {
+        let finished = match self.run(command, self.limits.timeout, RunKind::Call) {
             Ok(finished) => finished,
             Err(failure) => return (Err(failure), String::new()),
         };
@@ -433,22 +433,22 @@ impl<'a> Runner<'a> {
     }
 
     /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
-    pub fn probe(&self, command: Command<'_>, timeout: Duration) -> Result<Finished, Failure> {
-        self.run(command, timeout, Kind::Probe)
+    pub fn probe(&self, command: ChildSpec<'_>, timeout: Duration) -> Result<Finished, Failure> {
+        self.run(command, timeout, RunKind::Probe)
     }
 
     /// A recovery run: unlogged, not stopped by `gemini-cancel`, stopped by the call's abort.
-    pub fn recover(&self, command: Command<'_>, timeout: Duration) -> Result<Finished, Failure> {
-        self.run(command, timeout, Kind::Recovery)
+    pub fn recover(&self, command: ChildSpec<'_>, timeout: Duration) -> Result<Finished, Failure> {
+        self.run(command, timeout, RunKind::Recovery)
     }
 
     /// Runs a child to its exit, the deadline, cancellation or the output cap, and kills whatever
     /// it left in its process tree.
     fn run(
         &self,
-        command: Command<'_>,
+        command: ChildSpec<'_>,
         timeout: Duration,
-        kind: Kind,
+        kind: RunKind,
     ) -> Result<Finished, Failure> {
         let start = Instant::now();
         #[cfg(windows)]
@@ -465,10 +465,10 @@ impl<'a> Runner<'a> {
             let Some(_pass) = self.runs.gate.enter() else { return Err(stopped()) };
             // A call cancelled before its child starts never starts it (and never writes its
             // prompt). Probes are exempt: their answer is kept for the whole process.
-            if kind != Kind::Probe && self.abort.load(Ordering::SeqCst) {
+            if kind != RunKind::Probe && self.abort.load(Ordering::SeqCst) {
                 return Err(stopped());
             }
-            if kind == Kind::Call {
+            if kind == RunKind::Call {
                 let started_ms = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as u64);
@@ -497,7 +497,7 @@ impl<'a> Runner<'a> {
                     return Err(Failure::Spawn { error: err.to_string() });
                 }
             };
-            let (key, cancelled) = self.runs.register(tree.clone(), kind == Kind::Call);
+            let (key, cancelled) = self.runs.register(tree.clone(), kind == RunKind::Call);
             (child, Guard { runs: self.runs, key, tree }, cancelled)
         };
 
@@ -505,13 +505,13 @@ impl<'a> Runner<'a> {
             feed_stdin(stdin, data);
         }
         let overflow = Arc::new(AtomicBool::new(false));
-        let on_stdout = if kind == Kind::Probe { None } else { self.on_stdout.clone() };
+        let on_stdout = if kind == RunKind::Probe { None } else { self.on_stdout.clone() };
         let cap = self.limits.max_output;
         let stdout = drain(child.stdout.take(), cap, overflow.clone(), on_stdout);
         let stderr = drain(child.stderr.take(), cap, overflow.clone(), None);
 
         let never = AtomicBool::new(false);
-        let abort = if kind == Kind::Probe { &never } else { self.abort };
+        let abort = if kind == RunKind::Probe { &never } else { self.abort };
         let (ending, status) = wait(&mut child, start + timeout, &cancelled, abort, &overflow);
         let status = match status {
             Some(status) => status,
@@ -535,7 +535,7 @@ impl<'a> Runner<'a> {
             Ending::Exited if overflow.load(Ordering::SeqCst) => Ending::Overflow,
             ending => ending,
         };
-        if kind == Kind::Call {
+        if kind == RunKind::Call {
             let code = status.code().map_or("null".to_string(), |c| c.to_string());
             let secs = format!("{:.1}", start.elapsed().as_secs_f64());
             log::info!("[{secs}s] Process finished with exit code: {code}");
@@ -764,8 +764,8 @@ mod tests {
         Limits { timeout: Duration::from_secs(10), max_output: 1024 }
     }
 
-    fn sh<'a>(args: &'a [String]) -> Command<'a> {
-        Command { name: "sh", program: OsStr::new("/bin/sh"), args, stdin: None }
+    fn sh<'a>(args: &'a [String]) -> ChildSpec<'a> {
+        ChildSpec { name: "sh", program: OsStr::new("/bin/sh"), args, stdin: None }
     }
 
     fn script(text: &str) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::files::fd::{self, Dir, Kind};
+use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::glob::{self, Glob};
 use crate::files::inline::{Inliner, Outcome};
 use crate::files::jail::Project;
@@ -150,13 +150,13 @@ impl<'s> Expansion<'s> {
         // A directory on the way that is missing, or is a symlink, makes the token unresolvable.
         let Ok(parent) = self.root.dir_beneath(parent_rel) else { return Ok(false) };
         match parent.kind(name) {
-            Ok(Kind::Dir) => {
+            Ok(EntryKind::Dir) => {
                 let list = self.dir_list(&rel, Some((&parent, name)))?;
                 self.inline_list(list, out)
             }
-            Ok(Kind::File) => Ok(self.inline_named_file(reference, &rel, &parent, name, out)),
+            Ok(EntryKind::File) => Ok(self.inline_named_file(reference, &rel, &parent, name, out)),
             // Missing, a symlink (never followed), or not a regular file.
-            Ok(Kind::Symlink | Kind::Other) | Err(_) => Ok(false),
+            Ok(EntryKind::Symlink | EntryKind::Other) | Err(_) => Ok(false),
         }
     }
 

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::files::fd::{self, Dir, Entry, Kind};
+use crate::files::fd::{self, Dir, Entry, EntryKind};
 use crate::files::secrets;
 
 /// One regular file found by a walk.
@@ -65,13 +65,13 @@ pub(crate) fn walk(
         }
         let rel = join(&level.rel, name);
         match entry.kind {
-            Kind::File => {
+            EntryKind::File => {
                 if !secrets::is_secret(&level.name, name) {
                     let label = String::from_utf8_lossy(&rel).into_owned();
                     files.push(WalkFile { rel, label });
                 }
             }
-            Kind::Dir => {
+            EntryKind::Dir => {
                 if SKIPPED_DIRS.iter().any(|skipped| rel == skipped.as_bytes()) {
                     continue;
                 }
@@ -90,7 +90,7 @@ pub(crate) fn walk(
                 stack.push(Level { dir, rel, name, entries });
             }
             // Symlinks are never followed; FIFOs, sockets and devices are never read.
-            Kind::Symlink | Kind::Other => (),
+            EntryKind::Symlink | EntryKind::Other => (),
         }
     }
     Ok(files)

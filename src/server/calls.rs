@@ -11,16 +11,16 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::backend::Backend;
+use crate::call::progress::{self, Progress};
 use crate::call::{Call, Ctx, Services};
-use crate::catalog::{self, Tool, ToolSpec};
-use crate::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, RpcError};
-use crate::mcp::{self, Era};
-use crate::pool::Work;
-use crate::progress::{self, Progress};
+use crate::protocol::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, RpcError};
+use crate::protocol::mcp::{self, Era};
+use crate::server::pool::Work;
 use crate::server::{Flight, Origin, Server};
-use crate::tasks;
 use crate::tools::Lane;
-use crate::{logging, redact, validate};
+use crate::tools::catalog::{self, Tool, ToolSpec};
+use crate::tools::validate;
+use crate::{logging, redact};
 
 /// A tool call's outcome, sent back by whoever finished it.
 pub(super) struct Done {
@@ -91,7 +91,7 @@ impl Server {
         let backend = self.services.backends.active();
         let log_level = mcp::request_log_level(&params).map(str::to_string);
         // Argument errors and cheap tools are answered at once, never as tasks.
-        if tool.task && lane != Lane::Inline && era == Era::Modern && tasks::declared(&params) {
+        if tool.task && lane != Lane::Inline && era == Era::Modern && mcp::tasks_declared(&params) {
             let job = Job { tool, args, lane, backend, era, log_level };
             return self.start_task(id, origin, job);
         }
@@ -211,8 +211,8 @@ impl Server {
         params: &Value,
         era: Era,
     ) -> Result<(Value, Option<Arc<RawValue>>), RpcError> {
-        if era != Era::Modern || !tasks::declared(params) {
-            return Err(tasks::missing_capability());
+        if era != Era::Modern || !mcp::tasks_declared(params) {
+            return Err(mcp::missing_capability());
         }
         let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params(format!(

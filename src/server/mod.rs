@@ -5,6 +5,9 @@
 //! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
 
 mod calls;
+pub mod lane;
+pub mod pool;
+pub mod tasks;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -15,21 +18,22 @@ use crossbeam_channel::{Receiver, Select, Sender, unbounded};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::batch::{Batches, Complete};
+use crate::call::progress::Ticker;
 use crate::call::{Call, Services};
-use crate::catalog::{self, ToolSpec};
 use crate::config::Config;
-use crate::jsonrpc::{
+use crate::logging;
+use crate::protocol::batch::{Batches, Complete};
+use crate::protocol::jsonrpc::{
     self, Message, Notification, Outgoing, Request, RequestId, Response, RpcError,
 };
-use crate::lane::AgyLane;
-use crate::mcp::{self, Era};
-use crate::pool::Pool;
-use crate::progress::Ticker;
+use crate::protocol::mcp::{self, Era};
+use crate::protocol::stdio::{Blocked, Inbound, Outbound, Transport};
 use crate::server::calls::Done;
-use crate::stdio::{Blocked, Inbound, Outbound, Transport};
-use crate::tasks::{self, Tasks};
-use crate::{logging, prompts};
+use crate::server::lane::AgyLane;
+use crate::server::pool::Pool;
+use crate::tools::catalog::{self, ToolSpec};
+use crate::tools::prompts;
+use tasks::Tasks;
 
 /// At most this many tool calls run at once; more wait for a worker in arrival order.
 const MAX_WORKERS: usize = 64;
@@ -268,9 +272,9 @@ impl Server {
             // Task status notifications are part of the tasks extension.
             "subscriptions/listen"
                 if params.pointer("/notifications/taskIds").is_some()
-                    && !(era == Era::Modern && tasks::declared(&params)) =>
+                    && !(era == Era::Modern && mcp::tasks_declared(&params)) =>
             {
-                Err(tasks::missing_capability())
+                Err(mcp::missing_capability())
             }
             "subscriptions/listen" => {
                 let ack = mcp::subscription_ack(&id.to_value(), &params);
@@ -424,7 +428,7 @@ mod tests {
 
     use crossbeam_channel::bounded;
 
-    use crate::stdio::Out;
+    use crate::protocol::stdio::Out;
 
     /// A server on an in-memory transport: lines go in, messages come out, like lsp-server's
     /// `Connection::memory()`.

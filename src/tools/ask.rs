@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::backend::Request;
+use crate::backend::RunRequest;
 use crate::call::Ctx;
 use crate::changemode;
 use crate::js;
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String
     let has_schema = options.json_schema_arg().is_some();
     // changeMode keys its chunk cache by the prompt, so only then is a copy kept.
     let kept = change_mode.then(|| prompt.clone());
-    let request = Request { prompt, options, change_mode };
+    let request = RunRequest { prompt, options, change_mode };
     let reply = ctx.run_model(request)?;
     let backends = &ctx.services.backends;
     if change_mode {

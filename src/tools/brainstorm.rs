@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::backend::Request;
+use crate::backend::RunRequest;
 use crate::backend::options::RunOptions;
 use crate::call::Ctx;
 use crate::js;
@@ -216,7 +216,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
         ..RunOptions::default()
     };
     let prompt = brainstorm_prompt(&request);
-    let request = Request { prompt, options, change_mode: false };
+    let request = RunRequest { prompt, options, change_mode: false };
     let reply = ctx.run_model(request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }

@@ -24,9 +24,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use crate::backend::options::RunOptions;
-use crate::backend::{self, Request};
+use crate::backend::{self, RunRequest, agy};
 use crate::call::Ctx;
-use crate::files::fd::{self, Dir, Kind};
+use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::{self, Landing};
 use crate::js;
 use crate::tools::str_arg;
@@ -157,11 +157,6 @@ fn last_image_end(run: &str) -> Option<usize> {
 
 fn is_separator(byte: u8) -> bool {
     matches!(byte, b'/' | b'\\')
-}
-
-/// agy's conversation directory root: `<home>/.gemini/antigravity-cli/brain`.
-pub fn brain_dir(home: &Path) -> PathBuf {
-    home.join(".gemini").join("antigravity-cli").join("brain")
 }
 
 /// Step (c), in two halves around the model run: [`BrainImages::before`] notes the images agy's
@@ -348,9 +343,9 @@ fn write_image(image: &Path, cwd: &Path, components: &[&str]) -> io::Result<()> 
         dir = open_or_create_dir(&dir, OsStr::new(component))?;
     }
     match dir.kind(name) {
-        Ok(Kind::File) => (),
-        Ok(Kind::Symlink) => return Err(not_followed(name)),
-        Ok(Kind::Dir | Kind::Other) => {
+        Ok(EntryKind::File) => (),
+        Ok(EntryKind::Symlink) => return Err(not_followed(name)),
+        Ok(EntryKind::Dir | EntryKind::Other) => {
             return Err(io::Error::other(format!(
                 "\"{}\" is not a regular file",
                 name.to_string_lossy()
@@ -374,9 +369,9 @@ fn write_image(image: &Path, cwd: &Path, components: &[&str]) -> io::Result<()> 
 /// Opens the directory `name` in `parent`, creating it when missing; a link is refused.
 fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
     match parent.kind(name) {
-        Ok(Kind::Dir) => (),
-        Ok(Kind::Symlink) => return Err(not_followed(name)),
-        Ok(Kind::File | Kind::Other) => return Err(fd::not_a_directory()),
+        Ok(EntryKind::Dir) => (),
+        Ok(EntryKind::Symlink) => return Err(not_followed(name)),
+        Ok(EntryKind::File | EntryKind::Other) => return Err(fd::not_a_directory()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
             Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
             _ => (),
@@ -483,9 +478,9 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let options =
         RunOptions { model: Some(backend::PINNED_MODEL.to_string()), ..RunOptions::default() };
     let prompt_text = image_prompt(prompt, aspect_ratio, size);
-    let request = Request { prompt: prompt_text, options, change_mode: false };
+    let request = RunRequest { prompt: prompt_text, options, change_mode: false };
     // Noted before every run: the reply may name no image.
-    let brain = ctx.services.config.home.as_deref().map(brain_dir);
+    let brain = ctx.services.config.home.as_deref().map(agy::brain_dir);
     let before = brain.map(|brain| BrainImages::before(&brain, SystemTime::now()));
     let reply = ctx.run_model(request)?;
     let cwd =
@@ -569,14 +564,6 @@ mod tests {
         assert_eq!(find_image_in_reply("nothing here", tmp.path()), None);
         tmp.dir("dir.png");
         assert_eq!(find_image_in_reply("![d](dir.png)", tmp.path()), None);
-    }
-
-    #[test]
-    fn brain_dir_layout() {
-        assert_eq!(
-            brain_dir(Path::new("/home/u")),
-            PathBuf::from("/home/u/.gemini/antigravity-cli/brain")
-        );
     }
 
     pub(super) fn report<'a>(

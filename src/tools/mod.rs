@@ -4,11 +4,14 @@
 
 pub mod ask;
 pub mod brainstorm;
+pub mod catalog;
 pub mod doctor;
 pub mod image;
 pub mod models;
 pub mod plan;
+pub mod prompts;
 pub mod timeout_test;
+pub mod validate;
 
 use std::thread;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::backend::{self, Request};
+use crate::backend::{self, RunRequest};
 use crate::call::Ctx;
 use crate::js;
 use crate::tools::{run_options, str_arg};
@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let mut options = run_options(args);
     options.model = Some(plan_model(str_arg(args, "model")).to_string());
     options.mode = Some("plan".to_string());
-    let request = Request { prompt, options, change_mode: false };
+    let request = RunRequest { prompt, options, change_mode: false };
     let reply = ctx.run_model(request)?;
     Ok(ctx.services.backends.with_notices(&reply.notices, &reply.text))
 }

@@ -7,6 +7,7 @@ pub mod caps;
 pub mod failure;
 pub mod output;
 pub mod run;
+pub mod stream;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,17 @@ use crate::backend::agy::transcript::Store;
 use crate::config::Config;
 #[cfg(any(windows, test))]
 use crate::exec::winresolve::{self, Search};
+
+/// Where agy keeps its state for the user whose home directory is `home`:
+/// `<home>/.gemini/antigravity-cli`.
+pub fn store_dir(home: &Path) -> PathBuf {
+    home.join(".gemini").join("antigravity-cli")
+}
+
+/// agy's conversation directories: `<home>/.gemini/antigravity-cli/brain`.
+pub fn brain_dir(home: &Path) -> PathBuf {
+    store_dir(home).join("brain")
+}
 
 /// agy's process-wide state: where the binary is, its probed capabilities, and the settings of its
 /// runs.
@@ -214,5 +226,13 @@ mod tests {
         let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
         let store = agy(&[(home_var, home.path().to_str().unwrap())]).store();
         assert_eq!(store, Some(Store::new(home.path())));
+    }
+
+    #[test]
+    fn brain_dir_layout() {
+        assert_eq!(
+            brain_dir(Path::new("/home/u")),
+            PathBuf::from("/home/u/.gemini/antigravity-cli/brain")
+        );
     }
 }

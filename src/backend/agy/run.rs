@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::agy::caps::{self, AgyCaps};
-use crate::backend::agy::{Agy, args, failure, output};
+use crate::backend::agy::{Agy, args, failure, output, stream};
 use crate::backend::options::RunOptions;
-use crate::backend::{RunError, quota};
-use crate::exec::{Command, Failure, Input, Runner};
-use crate::preview;
+use crate::backend::{Backend, Reply, RunError, quota};
+use crate::exec::{ChildSpec, Failure, Input, Runner};
 
 /// The command's logical name in messages and logs.
 const NAME: &str = "agy";
@@ -22,7 +21,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Agy {
-    /// Runs one prepared prompt. Returns the reply text, its notices and the observed
+    /// Runs one prepared prompt. Returns the reply: its text, its notices and the observed
     /// conversation id. The agy lane runs one call at a time (a fallback run included), so the
     /// newest transcript recovery finds is this run's.
     pub fn run(
@@ -31,7 +30,7 @@ impl Agy {
         prompt: &Arc<String>,
         root: &Path,
         opts: &RunOptions,
-    ) -> Result<(String, Vec<String>, Option<String>), RunError> {
+    ) -> Result<Reply, RunError> {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
         // The prompt is shared with the stdin line, not copied: a fallback run sends it again.
@@ -40,7 +39,7 @@ impl Agy {
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
         let decoding;
         let run_runner = if via_stdin {
-            decoding = runner.map_stdout(preview::stream_json);
+            decoding = runner.map_stdout(stream::stream_json);
             &decoding
         } else {
             runner
@@ -100,7 +99,7 @@ impl Agy {
                 notices.push(failure::cut_off_text(&self.print_timeout));
             }
             notices.extend(substitution(answered.as_deref(), opts));
-            return Ok((text, notices, conversation_id));
+            return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
         }
         if print_error.is_none() {
             if let Some(text) = self.empty_answer_failure(&stderr, cut_off) {
@@ -109,7 +108,7 @@ impl Agy {
         }
         if !via_stdin && self.pty {
             if let Some(text) = self.pty_recovery(runner, &invocation.args, &caps, opts) {
-                return Ok((text, notices, conversation_id));
+                return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
             }
         }
         let explicit = opts.conversation_id.as_deref();
@@ -119,7 +118,7 @@ impl Agy {
             return Err(print_error.unwrap_or_else(|| silent_run_message(root)).into());
         };
         let text = store.read_transcript_response(&id)?;
-        Ok((text, notices, Some(id)))
+        Ok(Reply { text, notices, backend: Backend::Agy, conversation_id: Some(id) })
     }
 
     /// Why a run that exited 0 with no answer failed, when agy said: it stopped at its
@@ -189,8 +188,8 @@ impl Agy {
         runner.execute_within(self.command(&args, None), timeout)
     }
 
-    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> Command<'a> {
-        Command { name: NAME, program: self.program().as_os_str(), args, stdin }
+    fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
+        ChildSpec { name: NAME, program: self.program().as_os_str(), args, stdin }
     }
 
     /// PTY recovery: rerun under `script` so agy sees a terminal; opt-in, argv path only, its own
@@ -204,7 +203,7 @@ impl Agy {
     ) -> Option<String> {
         let inner = args::pty_inner_command(&self.program().to_string_lossy(), agy_args);
         let script_args = args::pty_script_args(&inner, cfg!(target_os = "macos"));
-        let command = Command {
+        let command = ChildSpec {
             name: "script",
             program: OsStr::new("script"),
             args: &script_args,

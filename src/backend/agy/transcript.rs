@@ -24,7 +24,7 @@ pub struct ConversationRow {
     pub first_prompt: Option<String>,
 }
 
-/// agy's store under `<home>/.gemini/antigravity-cli`; every method only reads.
+/// agy's store (`super::store_dir`); every method only reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
     base: PathBuf,
@@ -33,7 +33,7 @@ pub struct Store {
 impl Store {
     /// The store of the user whose home directory is `home`.
     pub fn new(home: &Path) -> Store {
-        Store { base: home.join(".gemini").join("antigravity-cli") }
+        Store { base: super::store_dir(home) }
     }
 
     /// The conversation id `last_conversations.json` records for `cwd` (exact string first, then the

@@ -26,7 +26,7 @@ use windows as sys;
 
 /// What a name in a directory is, without following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum EntryKind {
     File,
     Dir,
     Symlink,
@@ -44,7 +44,7 @@ pub(crate) struct Dir {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub(crate) name: OsString,
-    pub(crate) kind: Kind,
+    pub(crate) kind: EntryKind,
 }
 
 /// How a name is opened.
@@ -103,7 +103,7 @@ impl Dir {
     }
 
     /// What `name` is, without following a symlink.
-    pub(crate) fn kind(&self, name: &OsStr) -> io::Result<Kind> {
+    pub(crate) fn kind(&self, name: &OsStr) -> io::Result<EntryKind> {
         sys::kind_at(&self.handle, &component(name)?)
     }
 
@@ -310,21 +310,21 @@ mod tests {
         let root = Dir::open(tmp.path()).unwrap();
         let mut entries = root.entries().unwrap();
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        let kinds: Vec<(String, Kind)> = entries
+        let kinds: Vec<(String, EntryKind)> = entries
             .into_iter()
             .map(|it| (it.name.to_string_lossy().into_owned(), it.kind))
             .collect();
         assert_eq!(
             kinds,
             [
-                ("d".to_string(), Kind::Dir),
-                ("f.txt".to_string(), Kind::File),
-                ("l".to_string(), Kind::Symlink),
-                ("p".to_string(), Kind::Other),
+                ("d".to_string(), EntryKind::Dir),
+                ("f.txt".to_string(), EntryKind::File),
+                ("l".to_string(), EntryKind::Symlink),
+                ("p".to_string(), EntryKind::Other),
             ]
         );
-        assert_eq!(root.kind(OsStr::new("l")).unwrap(), Kind::Symlink);
-        assert_eq!(root.kind(OsStr::new("p")).unwrap(), Kind::Other);
+        assert_eq!(root.kind(OsStr::new("l")).unwrap(), EntryKind::Symlink);
+        assert_eq!(root.kind(OsStr::new("p")).unwrap(), EntryKind::Other);
         assert!(root.kind(OsStr::new("missing")).is_err());
         // Listing twice gives the same entries (each listing has its own offset).
         assert_eq!(root.entries().unwrap().len(), 4);

@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::{Kind, Open};
+use super::{EntryKind, Open};
 
 /// An open directory or file.
 pub(super) type Handle = OwnedFd;
@@ -66,7 +66,7 @@ pub(super) fn open_beneath(
 }
 
 /// What `name` is in `dir`, without following a symlink.
-pub(super) fn kind_at(dir: &Handle, name: &CStr) -> io::Result<Kind> {
+pub(super) fn kind_at(dir: &Handle, name: &CStr) -> io::Result<EntryKind> {
     let stat = fstatat(dir.as_fd(), name, libc::AT_SYMLINK_NOFOLLOW)?;
     Ok(kind_of_mode(stat.st_mode))
 }
@@ -78,7 +78,7 @@ pub(super) fn identity(dir: &Handle) -> io::Result<(u64, u64)> {
 }
 
 /// The names in `dir` (`.` and `..` included), each with its kind when the listing tells it.
-pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<Kind>)>> {
+pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
     // A fresh descriptor for the listing: its own read offset, and readable even when this one
     // was opened only for traversal.
     let listing = openat(dir.as_fd(), c".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
@@ -86,11 +86,11 @@ pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<Kind>)>> {
     let mut names = Vec::new();
     while let Some((name, d_type)) = stream.next()? {
         let kind = match d_type {
-            libc::DT_REG => Some(Kind::File),
-            libc::DT_DIR => Some(Kind::Dir),
-            libc::DT_LNK => Some(Kind::Symlink),
+            libc::DT_REG => Some(EntryKind::File),
+            libc::DT_DIR => Some(EntryKind::Dir),
+            libc::DT_LNK => Some(EntryKind::Symlink),
             libc::DT_UNKNOWN => None,
-            _ => Some(Kind::Other),
+            _ => Some(EntryKind::Other),
         };
         names.push((OsString::from_vec(name), kind));
     }
@@ -163,12 +163,12 @@ pub(super) fn regular(file: File) -> io::Result<File> {
     Ok(file)
 }
 
-fn kind_of_mode(mode: libc::mode_t) -> Kind {
+fn kind_of_mode(mode: libc::mode_t) -> EntryKind {
     match mode & libc::S_IFMT {
-        libc::S_IFREG => Kind::File,
-        libc::S_IFDIR => Kind::Dir,
-        libc::S_IFLNK => Kind::Symlink,
-        _ => Kind::Other,
+        libc::S_IFREG => EntryKind::File,
+        libc::S_IFDIR => EntryKind::Dir,
+        libc::S_IFLNK => EntryKind::Symlink,
+        _ => EntryKind::Other,
     }
 }
 

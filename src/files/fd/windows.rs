@@ -37,7 +37,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
 
-use super::{Kind, Open};
+use super::{EntryKind, Open};
 use crate::files::winpath::{self, Opened};
 
 /// An open directory or file, with the final path of the directory the walk started from: every
@@ -148,7 +148,7 @@ pub(super) fn open_beneath(
 }
 
 /// What `name` is in `dir`, without following a reparse point (which counts as a symlink).
-pub(super) fn kind_at(dir: &Handle, name: &[u16]) -> io::Result<Kind> {
+pub(super) fn kind_at(dir: &Handle, name: &[u16]) -> io::Result<EntryKind> {
     let opened = nt_create(dir, name, FILE_READ_ATTRIBUTES | SYNCHRONIZE, FILE_OPEN, 0)?;
     let (attributes, tag) = attribute_tag(&opened)?;
     Ok(kind_of(attributes, tag))
@@ -169,7 +169,7 @@ pub(super) fn identity(dir: &Handle) -> io::Result<(u64, u64)> {
 
 /// The names in `dir` (`.` and `..` included), each with its kind. Names that are not Unicode
 /// (unpaired surrogates) are left out: the jail's paths are Unicode text.
-pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<Kind>)>> {
+pub(super) fn list(dir: &Handle) -> io::Result<Vec<(OsString, Option<EntryKind>)>> {
     // 64 KiB, in u64s so that every record in it is aligned.
     let mut buffer = vec![0u64; 8192];
     let mut names = Vec::new();
@@ -411,12 +411,12 @@ fn reparse_tag_of(record: &FILE_ID_BOTH_DIR_INFO) -> u32 {
 
 /// What an entry with these attributes is: a reparse point of any tag counts as a symlink (never
 /// followed), a device as something never read.
-fn kind_of(attributes: u32, tag: u32) -> Kind {
+fn kind_of(attributes: u32, tag: u32) -> EntryKind {
     match winpath::opened(attributes, tag) {
-        Opened::Directory => Kind::Dir,
-        Opened::File => Kind::File,
-        Opened::NotFollowed if attributes & winpath::FILE_ATTRIBUTE_DEVICE != 0 => Kind::Other,
-        Opened::NotFollowed => Kind::Symlink,
+        Opened::Directory => EntryKind::Dir,
+        Opened::File => EntryKind::File,
+        Opened::NotFollowed if attributes & winpath::FILE_ATTRIBUTE_DEVICE != 0 => EntryKind::Other,
+        Opened::NotFollowed => EntryKind::Symlink,
     }
 }
 
@@ -444,7 +444,7 @@ mod tests {
     use std::ffi::OsStr;
     use std::io::{Read, Write};
 
-    use crate::files::fd::{Dir, Kind};
+    use crate::files::fd::{Dir, EntryKind};
     use crate::testutil::TempDir;
 
     fn read(mut file: File) -> String {
@@ -480,17 +480,20 @@ mod tests {
         tmp.file("f.txt", "f");
         tmp.dir("d");
         let root = Dir::open(tmp.path()).unwrap();
-        let mut entries: Vec<(String, Kind)> = root
+        let mut entries: Vec<(String, EntryKind)> = root
             .entries()
             .unwrap()
             .into_iter()
             .map(|it| (it.name.to_string_lossy().into_owned(), it.kind))
             .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        assert_eq!(entries, [("d".to_string(), Kind::Dir), ("f.txt".to_string(), Kind::File)]);
+        assert_eq!(
+            entries,
+            [("d".to_string(), EntryKind::Dir), ("f.txt".to_string(), EntryKind::File)]
+        );
         assert_eq!(root.entries().unwrap().len(), 2, "each listing starts at the beginning");
-        assert_eq!(root.kind(OsStr::new("d")).unwrap(), Kind::Dir);
-        assert_eq!(root.kind(OsStr::new("f.txt")).unwrap(), Kind::File);
+        assert_eq!(root.kind(OsStr::new("d")).unwrap(), EntryKind::Dir);
+        assert_eq!(root.kind(OsStr::new("f.txt")).unwrap(), EntryKind::File);
         assert!(root.kind(OsStr::new("missing")).is_err());
         assert!(root.child_dir(OsStr::new("f.txt")).is_err());
         assert!(root.open_file(OsStr::new("d")).is_err());

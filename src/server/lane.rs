@@ -10,8 +10,8 @@ use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::pool::{Pool, Work};
-use crate::progress::Progress;
+use crate::call::progress::Progress;
+use crate::server::pool::{Pool, Work};
 
 /// The lane itself.
 pub struct AgyLane {

@@ -389,7 +389,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::catalog::tool_specs;
+    use crate::tools::catalog::tool_specs;
 
     fn schema_of(tool: &str) -> Value {
         let specs = tool_specs(true);

@@ -11,7 +11,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError, bounded};
 use serde_json::Value;
 
-use crate::jsonrpc::Outgoing;
+use crate::protocol::jsonrpc::Outgoing;
 
 /// How many messages may wait for the writer before senders block: a client that stops
 /// reading stdout makes the relay stop reading stdin.
@@ -216,7 +216,7 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::jsonrpc::{Notification, RequestId, Response};
+    use crate::protocol::jsonrpc::{Notification, RequestId, Response};
 
     fn lines(input: &[u8], max: usize) -> Vec<String> {
         let mut got = Vec::new();

@@ -14,10 +14,8 @@ use serde_json::{Value, json};
 
 use crate::call::Call;
 use crate::js;
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::protocol::jsonrpc::RpcError;
 
-/// The extension's identifier.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// How often clients are asked to poll a young task: a quick call's result is read about a
 /// second after it started.
 const EARLY_POLL_MS: u64 = 1000;
@@ -226,23 +224,6 @@ fn status_text(call: &Call) -> String {
     call.progress().map(|progress| progress.status_text()).unwrap_or_default()
 }
 
-/// Whether a request's own capabilities declare the tasks extension (never inferred from
-/// earlier requests).
-pub fn declared(params: &Value) -> bool {
-    params
-        .get("_meta")
-        .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
-        .and_then(|caps| caps.get("extensions"))
-        .and_then(Value::as_object)
-        .is_some_and(|extensions| extensions.contains_key(EXTENSION))
-}
-
-/// `-32021` for a `tasks/*` request that does not declare the extension.
-pub fn missing_capability() -> RpcError {
-    RpcError::new(ErrorCode::MissingCapability, "Missing required client capability")
-        .with_data(json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}}))
-}
-
 fn unknown(id: &str) -> RpcError {
     RpcError::invalid_params(format!("Unknown task: {id}"))
 }
@@ -283,7 +264,8 @@ mod tests {
     use super::*;
 
     use crate::backend::Backend;
-    use crate::progress::Progress;
+    use crate::call::progress::Progress;
+    use crate::protocol::jsonrpc::ErrorCode;
 
     const BUDGET: usize = 64 * 1024 * 1024;
 
@@ -424,17 +406,5 @@ mod tests {
         for id in &kept {
             assert_eq!(status(&mut tasks, id), "completed");
         }
-    }
-
-    #[test]
-    fn the_declaration_is_read_from_the_request_itself() {
-        let declaring = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities":
-            {"extensions": {"io.modelcontextprotocol/tasks": {}}}}});
-        assert!(declared(&declaring));
-        assert!(!declared(&json!({"_meta": {}})));
-        assert!(!declared(&json!({})));
-        let error = missing_capability();
-        assert_eq!(error.code as i32, -32021);
-        assert_eq!(error.data.unwrap()["requiredCapabilities"]["extensions"][EXTENSION], json!({}));
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::jsonrpc::{RequestId, Response};
+use crate::protocol::jsonrpc::{RequestId, Response};
 
 /// The batches whose answer has not been sent yet.
 #[derive(Default)]

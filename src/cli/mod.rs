@@ -1,14 +1,18 @@
 //! The command line: `--version`, `--help`, `doctor`, `config <host>`, and serving MCP on stdio
 //! (logging and the shutdown watch, exit codes).
 
+pub mod hosts;
+pub mod winhosts;
+
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use crate::call::{Call, Ctx, Services};
 use crate::config::{self, Config};
-use crate::hosts::{self, Host};
-use crate::{logging, server, shutdown, stdio, tools};
+use crate::protocol::stdio;
+use crate::{logging, server, shutdown, tools};
+use hosts::Host;
 
 /// Runs the command line (without the program name, whose path is never looked at); returns the
 /// exit code.

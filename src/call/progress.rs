@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use serde_json::{Map, Value, json};
 
-use crate::jsonrpc::Notification;
-use crate::stdio::Out;
+use crate::protocol::jsonrpc::Notification;
+use crate::protocol::stdio::Out;
 
 /// How much of a call's output is kept for the keepalive preview.
 const ROLLING_BYTES: usize = 4096;
@@ -212,7 +212,6 @@ impl Progress {
         self.open.load(Ordering::SeqCst)
     }
 
-    /// Sends a keepalive to the client (waiting while stdout is behind).
     /// Queues a keepalive if the writer has room; while stdout is not being read it is dropped
     /// (the next one carries a higher value), so the ticker never waits on one call's output
     /// while holding that call's lock.
@@ -348,8 +347,8 @@ fn run(rx: &Receiver<Arc<Progress>>, interval: Duration) {
 mod tests {
     use super::*;
 
-    use crate::jsonrpc::Outgoing;
-    use crate::stdio::Outbound;
+    use crate::protocol::jsonrpc::Outgoing;
+    use crate::protocol::stdio::Outbound;
 
     #[test]
     fn tick_values_rise_but_stay_below_99() {

@@ -1,5 +1,5 @@
 //! The tool table: every tool's name, descriptions, hand-written JSON input schema (in
-//! `src/catalog.json`), annotations, run function and lane, in `tools/list` order, plus the
+//! `src/tools/catalog.json`), annotations, run function and lane, in `tools/list` order, plus the
 //! `tools/list` result built from them.
 
 use serde_json::{Map, Value, json};
@@ -63,7 +63,7 @@ pub fn tool_specs(test_tools: bool) -> Vec<ToolSpec> {
     // code than building every map entry by hand, and `preserve_order` keeps the key order.
     let mut schemas = match serde_json::from_slice(SCHEMAS.as_bytes()) {
         Ok(Value::Object(schemas)) => schemas,
-        _ => panic!("src/catalog.json is not a JSON object"),
+        _ => panic!("src/tools/catalog.json is not a JSON object"),
     };
     let count = if test_tools { TOOLS.len() } else { TOOLS.len() - 1 };
     TOOLS[..count]
@@ -118,7 +118,7 @@ fn model(_: &Map<String, Value>) -> Lane {
 }
 
 /// Every tool in `tools/list` order; the last one is `gemini-timeout-test`. A tool's input schema
-/// is the entry of the same name in `src/catalog.json`.
+/// is the entry of the same name in `src/tools/catalog.json`.
 static TOOLS: [Tool; 12] = [
     Tool {
         name: "gemini-ask",

@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::backend::agy::args::sh_single_quote;
+use crate::cli::winhosts;
 use crate::config::{self, Config};
 use crate::js;
-use crate::winhosts;
 
 /// A host that `gemini-relay config` writes a configuration for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1033,7 +1033,7 @@ mod tests {
 
     #[test]
     fn the_readme_shows_every_default_configuration() {
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../../README.md");
         for host in Host::ALL {
             let snippet = snippet(host, &[]);
             assert!(

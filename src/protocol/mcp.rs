@@ -1,10 +1,10 @@
 //! MCP protocol facts for both eras (the `initialize` handshake and the stateless 2026-07-28 era):
-//! supported versions, negotiation, the initialize and server/discover results, and the modern
-//! (2026-07-28) result envelope.
+//! supported versions, negotiation, the initialize and server/discover results, the modern
+//! (2026-07-28) result envelope, and whether a request declares the tasks extension.
 
 use serde_json::{Map, Value, json};
 
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::protocol::jsonrpc::{ErrorCode, RpcError};
 
 /// The stateless era's protocol version.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -13,6 +13,9 @@ pub const LEGACY_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
 /// How long clients may cache lists and discovery: they never change while the process lives.
 pub const TTL_MS: u64 = 3_600_000;
+
+/// The tasks extension's identifier.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
@@ -80,7 +83,7 @@ pub fn discover_result() -> Value {
     let mut result = json!({"resultType": "complete"});
     result["supportedVersions"] = Value::from(supported_versions());
     result["capabilities"] = capabilities();
-    result["capabilities"]["extensions"] = json!({crate::tasks::EXTENSION: {}});
+    result["capabilities"]["extensions"] = json!({TASKS_EXTENSION: {}});
     result["ttlMs"] = Value::from(TTL_MS);
     result["cacheScope"] = Value::from("public");
     result["_meta"] = json!({});
@@ -142,6 +145,23 @@ pub fn subscription_closed(id: &Value) -> Value {
     closed
 }
 
+/// Whether a request's own capabilities declare the tasks extension (never inferred from
+/// earlier requests).
+pub fn tasks_declared(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|meta| meta.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|caps| caps.get("extensions"))
+        .and_then(Value::as_object)
+        .is_some_and(|extensions| extensions.contains_key(TASKS_EXTENSION))
+}
+
+/// `-32021` for a `tasks/*` request that does not declare the extension.
+pub fn missing_capability() -> RpcError {
+    RpcError::new(ErrorCode::MissingCapability, "Missing required client capability")
+        .with_data(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +217,21 @@ mod tests {
         assert_eq!(
             ack,
             json!({"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": 4}})
+        );
+    }
+
+    #[test]
+    fn the_declaration_is_read_from_the_request_itself() {
+        let declaring = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}}}});
+        assert!(tasks_declared(&declaring));
+        assert!(!tasks_declared(&json!({"_meta": {}})));
+        assert!(!tasks_declared(&json!({})));
+        let error = missing_capability();
+        assert_eq!(error.code as i32, -32021);
+        assert_eq!(
+            error.data.unwrap()["requiredCapabilities"]["extensions"][TASKS_EXTENSION],
+            json!({})
         );
     }
 }

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::ToolSpec;
 use crate::js;
+use crate::tools::catalog::ToolSpec;
 
 /// The `prompts/list` result: one prompt per tool, in catalog order, with the arguments taken from
 /// the tool's schema (gemini-fetch-chunk declares its single `prompt` argument explicitly).
@@ -105,7 +105,7 @@ fn prompt_message(name: &str, args: Option<&Map<String, Value>>) -> String {
 mod tests {
     use super::*;
 
-    use crate::catalog::tool_specs;
+    use crate::tools::catalog::tool_specs;
 
     fn check_message(name: &str, args: Value, expected: &str) {
         let specs = tool_specs(false);
@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn list_falls_back_to_parameter_description() {
         let spec = ToolSpec {
-            tool: crate::catalog::tool_specs(false)[0].tool,
+            tool: crate::tools::catalog::tool_specs(false)[0].tool,
             input_schema: json!({
                 "type": "object",
                 "properties": {"bare": {"type": "string"}},

@@ -1,15 +1,18 @@
 //! What a tool call can reach: the services shared by every call, and the call's own state (the
 //! backend decided for it, its progress and its abort flag). Tools see this, never JSON-RPC ids.
 
+pub mod progress;
+pub mod sink;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::backend::{self, Backend, Backends, Reply, Request};
+use crate::backend::{self, Backend, Backends, Reply, RunRequest};
 use crate::changemode::cache::ChunkCache;
 use crate::config::Config;
 use crate::exec::{Limits, OnStdout, Runner, Runs};
-use crate::preview;
-use crate::progress::Progress;
+
+use crate::call::progress::Progress;
 
 /// Shared by every call for the life of the process.
 pub struct Services {
@@ -78,7 +81,7 @@ impl Ctx<'_> {
     }
 
     /// Runs one prompt through the call's backend with the call's runner.
-    pub fn run_model(&self, request: Request) -> Result<Reply, String> {
+    pub fn run_model(&self, request: RunRequest) -> Result<Reply, String> {
         backend::run_with_backend(
             &self.services.backends,
             self.call.backend,
@@ -97,6 +100,6 @@ impl Ctx<'_> {
     /// A stdout callback feeding the preview, or `None` when nobody watches progress.
     fn stdout_sink(&self) -> Option<OnStdout> {
         let progress = self.call.progress.clone()?;
-        Some(preview::text_sink(move |text| progress.record(text)))
+        Some(sink::text_sink(move |text| progress.record(text)))
     }
 }

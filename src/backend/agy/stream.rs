@@ -1,6 +1,5 @@
-//! What a child's stdout adds to its call's progress preview, as it arrives: plain text as it is (a
-//! character split across chunks is joined again), or agy's stream-json events decoded into the
-//! answer so far and one line per tool step. Both work chunk by chunk and look at each byte once.
+//! agy's stream-json output decoded for the progress preview as it arrives: the answer so far and
+//! one line per tool step, chunk by chunk, each byte looked at once.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,57 +13,10 @@ use crate::exec::OnStdout;
 /// A tool name longer than this is cut (the preview is short).
 const TOOL_NAME_CHARS: usize = 60;
 
-/// A stdout sink that hands complete UTF-8 text to `emit` (invalid bytes become U+FFFD).
-pub fn text_sink(emit: impl Fn(&str) + Send + Sync + 'static) -> OnStdout {
-    let joiner = Mutex::new(Utf8Joiner::default());
-    Arc::new(move |chunk: &[u8]| lock(&joiner).feed(chunk, &mut |text| emit(text)))
-}
-
 /// Wraps a stdout sink so that it sees the decoded text of a stream-json run instead of its events.
 pub fn stream_json(inner: OnStdout) -> OnStdout {
     let decoder = Mutex::new(StreamJson::default());
     Arc::new(move |chunk: &[u8]| lock(&decoder).feed(chunk, &mut |bytes| inner(bytes)))
-}
-
-/// Holds back the bytes of a character that a chunk ends in the middle of.
-#[derive(Default)]
-struct Utf8Joiner {
-    pending: Vec<u8>,
-}
-
-impl Utf8Joiner {
-    fn feed(&mut self, chunk: &[u8], emit: &mut dyn FnMut(&str)) {
-        let joined;
-        let mut rest = if self.pending.is_empty() {
-            chunk
-        } else {
-            let mut bytes = std::mem::take(&mut self.pending);
-            bytes.extend_from_slice(chunk);
-            joined = bytes;
-            &joined[..]
-        };
-        while !rest.is_empty() {
-            match std::str::from_utf8(rest) {
-                Ok(text) => return emit(text),
-                Err(err) => {
-                    let (valid, after) = rest.split_at(err.valid_up_to());
-                    if !valid.is_empty() {
-                        emit(std::str::from_utf8(valid).unwrap_or_default());
-                    }
-                    match err.error_len() {
-                        Some(bad) => {
-                            emit("\u{FFFD}");
-                            rest = &after[bad..];
-                        }
-                        None => {
-                            self.pending = after.to_vec();
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Where the stream-json decoder is within the current line.
@@ -317,32 +269,19 @@ mod tests {
 
     use serde_json::json;
 
-    /// What a sink chain shows when `chunks` arrive one after another.
-    fn shown(stream: bool, chunks: &[&[u8]]) -> String {
-        let text = Arc::new(Mutex::new(String::new()));
-        let seen = text.clone();
-        let mut sink = text_sink(move |piece| lock(&seen).push_str(piece));
-        if stream {
-            sink = stream_json(sink);
-        }
+    /// What the decoder shows when `chunks` arrive one after another.
+    fn shown(chunks: &[&[u8]]) -> String {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let seen = bytes.clone();
+        let sink = stream_json(Arc::new(move |piece: &[u8]| lock(&seen).extend_from_slice(piece)));
         for chunk in chunks {
             sink(chunk);
         }
-        lock(&text).clone()
+        String::from_utf8_lossy(&lock(&bytes)).into_owned()
     }
 
     fn delta(text: &str) -> String {
         format!("{}\n", json!({"event": "step_update", "step_update": {"text_delta": text}}))
-    }
-
-    #[test]
-    fn plain_text_is_shown_as_it_is_with_split_characters_joined() {
-        assert_eq!(shown(false, &[b"a {\"event\":1}\n", b"b"]), "a {\"event\":1}\nb");
-        let bytes = "hé😀".as_bytes();
-        for at in 1..bytes.len() {
-            assert_eq!(shown(false, &[&bytes[..at], &bytes[at..]]), "hé😀", "split at {at}");
-        }
-        assert_eq!(shown(false, &[b"a\xffb", b"\xc3"]), "a\u{FFFD}b");
     }
 
     #[test]
@@ -355,20 +294,20 @@ mod tests {
         let stdout =
             [init, &delta("Hello, "), tool, &delta("wor"), &delta("ld"), unknown, result].concat();
         let want = "Hello, \n🔧 read_file\nworld";
-        assert_eq!(shown(true, &[stdout.as_bytes()]), want);
+        assert_eq!(shown(&[stdout.as_bytes()]), want);
         // The same stream cut at every byte gives the same text.
         let bytes = stdout.as_bytes();
         for at in 1..bytes.len() {
-            assert_eq!(shown(true, &[&bytes[..at], &bytes[at..]]), want, "split at {at}");
+            assert_eq!(shown(&[&bytes[..at], &bytes[at..]]), want, "split at {at}");
         }
     }
 
     #[test]
     fn a_line_that_is_not_json_is_shown_as_it_is() {
         let stdout = format!("{}Loading…\n  {{not json\n\n{}", delta("A"), delta("B"));
-        assert_eq!(shown(true, &[stdout.as_bytes()]), "ALoading…\n  {not json\nB");
+        assert_eq!(shown(&[stdout.as_bytes()]), "ALoading…\n  {not json\nB");
         // A text line is shown as it comes, before its newline.
-        assert_eq!(shown(true, &[b"  50%"]), "  50%");
+        assert_eq!(shown(&[b"  50%"]), "  50%");
     }
 
     #[test]
@@ -376,12 +315,12 @@ mod tests {
         let first =
             "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"smile \\ud83d\"}}\n";
         let second = "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"\\ude00!\"}}\n";
-        assert_eq!(shown(true, &[first.as_bytes(), second.as_bytes()]), "smile 😀!");
+        assert_eq!(shown(&[first.as_bytes(), second.as_bytes()]), "smile 😀!");
         // A half that finds no other half is a replacement character.
         let lone =
             "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":\"a\\ud83db\\ude00\"}}\n";
-        assert_eq!(shown(true, &[lone.as_bytes(), delta("c").as_bytes()]), "a\u{FFFD}b\u{FFFD}c");
-        assert_eq!(shown(true, &[first.as_bytes(), delta("x").as_bytes()]), "smile \u{FFFD}x");
+        assert_eq!(shown(&[lone.as_bytes(), delta("c").as_bytes()]), "a\u{FFFD}b\u{FFFD}c");
+        assert_eq!(shown(&[first.as_bytes(), delta("x").as_bytes()]), "smile \u{FFFD}x");
     }
 
     #[test]
@@ -389,6 +328,6 @@ mod tests {
         let stdout = delta("día 😀");
         let bytes = stdout.as_bytes();
         let at = stdout.find('😀').unwrap() + 2;
-        assert_eq!(shown(true, &[&bytes[..at], &bytes[at..]]), "día 😀");
+        assert_eq!(shown(&[&bytes[..at], &bytes[at..]]), "día 😀");
     }
 }
