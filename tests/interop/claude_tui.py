@@ -472,8 +472,8 @@ def sc_task_ask(server):
 # A quick call's result reaches the model within this many seconds of its tools/call. Measured: the
 # relay answers the task at once, Claude Code polls it at once (0.05-0.4 s after the call) and sees it
 # completed, then spends two model turns (the "moved to the background" tool result, then the task
-# notification): 0.6-0.75 s in all, 1.7 s at worst with a build running alongside on 2 cores. A
-# first poll 5 s after the call would take over 5 s.
+# notification): 0.6-0.75 s in all, 1.7 s at worst with a build running alongside on 2 cores. A call
+# still running at that first poll is read at the next, pollIntervalMs later.
 LIMIT_HELP_S = 2.0
 
 
