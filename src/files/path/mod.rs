@@ -1,7 +1,9 @@
-//! The jail's path rules, one side per system: what a reference names relative to the project
-//! root before anything is touched (`lexical`), and whether a resolved path lies under the
-//! resolved root (`final_within`). `posix.rs` reads paths as bytes split at `/`; `windows.rs`
-//! holds the Windows rules as pure functions, so every system tests them.
+//! The jail's path rules, one side per system: where a reference lands relative to the project
+//! root before anything is touched (`lexical`, over the root as `lexical_root` gives it, and
+//! `holds_below` for what the jail takes to be inside a root at the top of the file system),
+//! whether a resolved path lies under the resolved root (`final_within`), and how a label writes a
+//! reference (`with_slashes`). `posix.rs` reads paths as bytes split at `/`; `windows.rs` holds
+//! the Windows rules as pure functions, so every system tests them.
 
 #[cfg(unix)]
 mod posix;
