@@ -996,7 +996,8 @@ mod posix {
 }
 
 // Against a Windows file system (Wine runs these). Wine makes no reparse points, so the refusal of
-// links rests on the handle-relative walk's own tests and on the Windows path rules' (`files/path/windows.rs`).
+// links rests on the handle-relative walk's own tests and on the Windows path rules'
+// (`files/path/windows.rs`).
 #[cfg(all(test, windows))]
 mod windows {
     use super::*;
