@@ -5,6 +5,7 @@
 //! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
 
 mod calls;
+pub mod state;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
