@@ -58,6 +58,8 @@ pub struct Config {
     /// `PATHEXT` and `LOCALAPPDATA`: what else the Windows search for a bare `agy` reads.
     pub pathext: Option<String>,
     pub local_app_data: Option<String>,
+    /// `GEMINI_MCP_AGY_PARALLEL`: how many agy runs the user's relays start at once.
+    pub agy_parallel: usize,
     /// `GEMINI_MCP_STATE_DIR`, else the platform's state directory: where jobs and agy's run
     /// slots live (`None`: no home to put it under).
     pub state_dir: Option<PathBuf>,
@@ -93,6 +95,8 @@ pub enum Kind {
 pub enum Unit {
     Milliseconds,
     Bytes,
+    /// A plain count.
+    Count,
 }
 
 /// One row of the table.
@@ -243,6 +247,21 @@ pub static VARS: &[EnvVar] = &[
         windows_only: false,
     },
     EnvVar {
+        name: "GEMINI_MCP_AGY_PARALLEL",
+        kind: Kind::Integer {
+            default: 2,
+            min: 1,
+            max: 8,
+            unit: Unit::Count,
+            set: |c, v| c.agy_parallel = usize::try_from(v).unwrap_or(1),
+        },
+        help: "How many agy runs may go at once, counted across every relay of the user (through \
+               lock files in the state directory). Two turns of one conversation never overlap, \
+               and a run that may edit files has its project to itself.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
         name: "GEMINI_MCP_STATE_DIR",
         kind: Kind::Path {
             default: "`$XDG_STATE_HOME/gemini-relay`, else `~/.local/state/gemini-relay` \
@@ -282,6 +301,7 @@ impl Config {
             progress_interval: Duration::ZERO,
             max_message_bytes: 0,
             max_output_bytes: 0,
+            agy_parallel: 0,
             home: get(HOME_VAR).filter(|h| !h.is_empty()).map(PathBuf::from),
             path: get("PATH"),
             pathext: get("PATHEXT"),
@@ -418,6 +438,7 @@ impl EnvVar {
             Kind::Integer { min, max, unit: Unit::Bytes, .. } => {
                 format!("`{min}` to `{max}` bytes ({} to {})", bytes(min), bytes(max))
             }
+            Kind::Integer { min, max, unit: Unit::Count, .. } => format!("`{min}` to `{max}`"),
             Kind::Switch { .. } => "`1`, `true` or `yes` (any case) is on".to_string(),
             Kind::Flag { .. } => "any non-empty value is on".to_string(),
             Kind::Text { .. } => "text".to_string(),

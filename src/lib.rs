@@ -19,7 +19,6 @@ pub mod fuzz;
 mod hosts;
 mod js;
 mod jsonrpc;
-mod lane;
 mod logging;
 mod mcp;
 mod pool;
