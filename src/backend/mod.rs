@@ -230,7 +230,7 @@ impl Backends {
 /// Runs one prompt through `backend`, the one decided for its call: the pending notices and the
 /// capability notices, the default model, the prompt prepared for that backend, then its run with
 /// the call's runner. A run that fails because its model's quota is exhausted is retried once with
-/// the fallback model, inside the same call (on agy, inside its run in the agy lane).
+/// the fallback model, inside the same call (on agy, in the slot of its call).
 pub fn run_with_backend(
     backends: &Backends,
     backend: Backend,
