@@ -3,7 +3,6 @@
 //! holds a slot frees it; a state directory that cannot hold the slots leaves them to each relay;
 //! cancels racing their calls' start.
 
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -242,7 +241,7 @@ fn a_killed_relay_frees_its_slot_and_the_other_relays_waiter_starts_within_a_sec
             break;
         }
         assert!(Instant::now() < deadline, "no waiting text: {progress:?}");
-        thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(fakes.prompt_runs().len(), 1, "the waiter waits for the other relay's run");
     let orphan = fakes.prompt_runs()[0].pgid();

@@ -268,15 +268,15 @@ fn memory_acquire(
     claim: &Claim,
 ) -> Result<Permit, Blocked> {
     let mut state = lock_memory(memory);
-    if let Some(conversation) = &claim.conversation {
-        if state.conversations.contains(conversation) {
-            return Err(Blocked::Conversation);
-        }
+    if let Some(conversation) = &claim.conversation
+        && state.conversations.contains(conversation)
+    {
+        return Err(Blocked::Conversation);
     }
-    if let Some(share) = state.projects.get(&claim.project) {
-        if share.editor || (claim.edits && share.readers > 0) {
-            return Err(Blocked::Editor);
-        }
+    if let Some(share) = state.projects.get(&claim.project)
+        && (share.editor || (claim.edits && share.readers > 0))
+    {
+        return Err(Blocked::Editor);
     }
     if state.slots >= cap {
         return Err(Blocked::Slots { busy: state.slots, cap });
@@ -339,8 +339,6 @@ fn fnv(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use std::fs;
 
     use crate::testutil::TempDir;
 
@@ -453,8 +451,8 @@ mod tests {
         let slots = Slots::in_dir(&state, 1).unwrap();
         let old = slots.try_acquire(&claim(Some("c"), "/p", true)).unwrap();
         let dir = state.root().join("agy");
-        for entry in fs::read_dir(&dir).unwrap() {
-            fs::remove_file(entry.unwrap().path()).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
         }
         // The files are made again and locked afresh: the holder of the deleted ones is out of
         // sight until it ends.
@@ -467,7 +465,7 @@ mod tests {
         ));
         drop(new);
         let _ = slots.try_acquire(&claim(Some("c"), "/p", true)).unwrap();
-        let mut names: Vec<String> = fs::read_dir(&dir)
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
