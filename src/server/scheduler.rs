@@ -80,19 +80,10 @@ impl Scheduler {
         Arc::new(Scheduler { pool, slots, project, state: Mutex::new(State::default()) })
     }
 
-    /// What an agy call of `tool` with these (validated) arguments must hold: its conversation
-    /// when it continues one, and the project, alone when it may edit files (`gemini-image`
-    /// never does: the relay writes its `outputPath` itself).
+    /// What an agy call of `tool` with these (validated) arguments must hold in this relay's
+    /// project (`claim_for`).
     pub fn claim(&self, tool: &str, args: &Map<String, Value>) -> Claim {
-        let conversation = args
-            .get("conversationId")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string);
-        let accept_edits = args.get("mode").and_then(Value::as_str) == Some("accept-edits");
-        let skip_permissions = args.get("skipPermissions").and_then(Value::as_bool) == Some(true);
-        let edits = tool != "gemini-image" && (accept_edits || skip_permissions);
-        Claim { conversation, project: self.project.clone(), edits }
+        claim_for(tool, args, self.project.clone())
     }
 
     /// Adds a call under `key`; it starts at once when its claim can be granted, else its
@@ -267,6 +258,22 @@ impl Scheduler {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// What an agy call of `tool` with these (validated) arguments must hold in `project`: its
+/// conversation when it continues one, and the project, alone when it may edit files
+/// (`mode: "accept-edits"` or `skipPermissions`; `gemini-image` never does: the relay writes its
+/// `outputPath` itself).
+pub fn claim_for(tool: &str, args: &Map<String, Value>, project: PathBuf) -> Claim {
+    let conversation = args
+        .get("conversationId")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string);
+    let accept_edits = args.get("mode").and_then(Value::as_str) == Some("accept-edits");
+    let skip_permissions = args.get("skipPermissions").and_then(Value::as_bool) == Some(true);
+    let edits = tool != "gemini-image" && (accept_edits || skip_permissions);
+    Claim { conversation, project, edits }
 }
 
 /// Whether what blocks `claim` is held by this relay's own runs (whose end wakes the scheduler at
