@@ -246,7 +246,7 @@ fn a_task_waiting_for_agy_says_why_until_its_run_starts() {
     let fakes = Fakes::new();
     let mut relay =
         fakes.setup().env("FAKE_SLEEP", "2.5").env("GEMINI_MCP_AGY_PARALLEL", "2").spawn();
-    let requests: Vec<Value> = ["first", "second", "third", "fourth"]
+    let requests: Vec<Value> = ["first", "second", "third", "fourth", "fifth"]
         .iter()
         .map(|prompt| {
             let params = call_params("gemini-ask", json!({"prompt": prompt}), true);
@@ -255,10 +255,10 @@ fn a_task_waiting_for_agy_says_why_until_its_run_starts() {
         .collect();
     let answers: Vec<Value> =
         requests.iter().map(|id| relay.response(id)["result"].clone()).collect();
-    // A first poll says where each call is: two run, two wait for a slot.
+    // A first poll says where each call is: two run, three wait for a slot.
     let polled: Vec<Value> =
         answers.iter().map(|task| get(&mut relay, &task["taskId"])["result"].clone()).collect();
-    let [first, second, third, fourth] = [&polled[0], &polled[1], &polled[2], &polled[3]];
+    let [first, second, third, fourth, fifth] = [0, 1, 2, 3, 4].map(|n| &polled[n]);
     assert!(running_for(first, "gemini-ask", 0..=1), "{first}");
     assert!(running_for(second, "gemini-ask", 0..=1), "{second}");
     let busy = |ahead| {
@@ -266,10 +266,12 @@ fn a_task_waiting_for_agy_says_why_until_its_run_starts() {
     };
     assert_eq!(third["statusMessage"], busy(0));
     assert_eq!(fourth["statusMessage"], busy(1));
-    wait_for_runs(&fakes, 3);
-    let moved = get(&mut relay, &fourth["taskId"])["result"].clone();
+    assert_eq!(fifth["statusMessage"], busy(2));
+    // The first two runs end together and the next two start: the fifth waits 2.5 s more.
+    wait_for_runs(&fakes, 4);
+    let moved = get(&mut relay, &fifth["taskId"])["result"].clone();
     assert_eq!(moved["statusMessage"], busy(0));
-    assert_ne!(moved["lastUpdatedAt"], fourth["lastUpdatedAt"]);
+    assert_ne!(moved["lastUpdatedAt"], fifth["lastUpdatedAt"]);
     // A run that just started counts its time from its start, not from its wait (2.5 s).
     let started = get(&mut relay, &third["taskId"])["result"].clone();
     let message = started["statusMessage"].as_str().unwrap();
@@ -283,7 +285,7 @@ fn a_task_waiting_for_agy_says_why_until_its_run_starts() {
 fn a_task_waiting_for_its_conversation_or_for_an_editor_says_so() {
     let fakes = Fakes::new();
     let mut relay =
-        fakes.setup().env("FAKE_SLEEP", "1.5").env("GEMINI_MCP_AGY_PARALLEL", "4").spawn();
+        fakes.setup().env("FAKE_SLEEP", "2.5").env("GEMINI_MCP_AGY_PARALLEL", "4").spawn();
     let turn = json!({"prompt": "turn", "conversationId": "conv-3"});
     start_task(&mut relay, "gemini-ask", turn.clone());
     wait_for_runs(&fakes, 1);

@@ -276,19 +276,6 @@ pub fn claim_for(tool: &str, args: &Map<String, Value>, project: PathBuf) -> Cla
     Claim { conversation, project, edits }
 }
 
-/// Whether what blocks `claim` is held by this relay's own runs (whose end wakes the scheduler at
-/// once), not by another process.
-fn in_sight(blocked: Blocked, claim: &Claim, state: &State) -> bool {
-    let mut running = state.running.iter().map(|(_, claim)| claim);
-    match blocked {
-        Blocked::Slots { cap, .. } => state.running.len() >= cap,
-        Blocked::Conversation => running.any(|other| other.conversation == claim.conversation),
-        Blocked::Editor => running
-            .filter(|other| other.project == claim.project)
-            .any(|other| claim.edits || other.edits),
-    }
-}
-
 /// What a waiting call shows: why it waits, with true numbers (`ahead`: this relay's earlier
 /// calls that still wait for a slot).
 pub fn waiting_text(blocked: Blocked, ahead: usize) -> String {
@@ -310,6 +297,19 @@ pub fn waiting_text(blocked: Blocked, ahead: usize) -> String {
 pub fn canonical_project() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     std::fs::canonicalize(&cwd).unwrap_or(cwd)
+}
+
+/// Whether what blocks `claim` is held by this relay's own runs (whose end wakes the scheduler at
+/// once), not by another process.
+fn in_sight(blocked: Blocked, claim: &Claim, state: &State) -> bool {
+    let mut running = state.running.iter().map(|(_, claim)| claim);
+    match blocked {
+        Blocked::Slots { cap, .. } => state.running.len() >= cap,
+        Blocked::Conversation => running.any(|other| other.conversation == claim.conversation),
+        Blocked::Editor => running
+            .filter(|other| other.project == claim.project)
+            .any(|other| claim.edits || other.edits),
+    }
 }
 
 impl Work for Head {

@@ -58,6 +58,25 @@ pub struct Slots {
     kind: Kind,
 }
 
+/// A granted claim; dropping it releases everything it holds.
+pub struct Permit {
+    held: Held,
+}
+
+/// What one look at the locks found busy, kept while the same look goes on to later claims: a
+/// queue of many waiting calls then tries each busy lock once, not once per call. (Locks found
+/// busy stay busy for the look's short length, or free up and are seen at the next.)
+#[derive(Default)]
+pub struct Look {
+    slots_full: Option<usize>,
+    conversations: HashSet<String>,
+    /// Projects where a run holds the project alone (read-only runs cannot start).
+    edited: HashSet<PathBuf>,
+    /// Projects where any run holds the project (an editor cannot start).
+    occupied: HashSet<PathBuf>,
+}
+
+/// Where the slots live, and how they are counted.
 #[derive(Clone)]
 enum Kind {
     /// Lock files in this directory, shared by the user's processes.
@@ -81,28 +100,11 @@ struct Share {
     editor: bool,
 }
 
-/// A granted claim; dropping it releases everything it holds.
-pub struct Permit {
-    held: Held,
-}
-
+/// What a permit holds.
 enum Held {
     /// Locked files; closing them unlocks them.
     Files(Vec<File>),
     Memory(Arc<Mutex<Memory>>, Claim),
-}
-
-/// What one look at the locks found busy, kept while the same look goes on to later claims: a
-/// queue of many waiting calls then tries each busy lock once, not once per call. (Locks found
-/// busy stay busy for the look's short length, or free up and are seen at the next.)
-#[derive(Default)]
-pub struct Look {
-    slots_full: Option<usize>,
-    conversations: HashSet<String>,
-    /// Projects where a run holds the project alone (read-only runs cannot start).
-    edited: HashSet<PathBuf>,
-    /// Projects where any run holds the project (an editor cannot start).
-    occupied: HashSet<PathBuf>,
 }
 
 impl Slots {
