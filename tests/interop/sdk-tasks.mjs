@@ -79,7 +79,8 @@ if (cfg.cancelTaskTool) try {
     if (m.type === 'result' || m.type === 'error') ended = m;
   }
   check('tasks/cancel', cancelled?.status === 'cancelled' && ended?.type === 'error' && /cancelled/.test(ended.error.message),
-    `answered ${JSON.stringify(cancelled)}; stream ended in ${Date.now() - start} ms with ${ended?.type}: ${ended?.error?.message}`);
+    `stream ended ${Date.now() - start} ms after the call with ${ended?.type}: ${ended?.error?.message}; ` +
+    `tasks/cancel answered ${cancelled?.status} (${cancelled?.statusMessage})`);
   try { await tasks.cancelTask(cancelled.taskId); bad('cancel an ended task', 'accepted'); }
   catch (e) { check('cancel an ended task', e.code === -32602, `${e.code} ${e.message}`); }
   const r = await tasks.getTaskResult(cancelled.taskId, CallToolResultSchema);
