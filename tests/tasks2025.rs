@@ -406,3 +406,45 @@ fn the_extension_still_answers_modern_requests_on_a_2025_11_25_task_connection()
     let list = serde_json::to_string(&modern["result"]).unwrap();
     assert!(!list.contains("taskSupport"), "{list}");
 }
+
+#[test]
+fn the_task_answer_goes_out_at_once_with_every_worker_busy() {
+    let schema = Schema::load("2025-11-25");
+    let mut relay = task_relay(Setup::new());
+    let busy: Vec<Value> = (0..64)
+        .map(|_| {
+            let params =
+                json!({"name": "gemini-timeout-test", "arguments": {"duration": 5000}, "task": {}});
+            relay.send_request("tools/call", params)
+        })
+        .collect();
+    for request in &busy {
+        assert!(relay.response(request)["result"]["task"].is_object());
+    }
+    let started = Instant::now();
+    let created = start(&mut relay, &schema, "gemini-timeout-test", json!({"duration": 10}));
+    let waited = started.elapsed();
+    assert!(waited < crate::util::slack(Duration::from_millis(50)), "answered in {waited:?}");
+    // Registered before its answer, and waiting for a worker meanwhile.
+    assert_eq!(get(&mut relay, &schema, &task_id(&created))["status"], "working");
+}
+
+#[test]
+fn a_waiting_tasks_result_holds_its_batch_until_the_task_ends() {
+    let schema = Schema::load("2025-11-25");
+    let mut relay = task_relay(Setup::new());
+    let created = start(&mut relay, &schema, "gemini-timeout-test", json!({"duration": 1000}));
+    let id = task_id(&created);
+    relay.send(&json!([
+        {"jsonrpc": "2.0", "id": "r", "method": "tasks/result", "params": {"taskId": id}},
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+    ]));
+    let batch = relay.recv_matching("the batch", Value::is_array);
+    let answers = batch.as_array().unwrap();
+    assert_eq!(answers.len(), 2, "{batch}");
+    let result = answers.iter().find(|a| a["id"] == "r").unwrap();
+    schema.check("CallToolResult", &result["result"]);
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    assert_eq!(result["result"]["_meta"][RELATED_TASK]["taskId"], id);
+    assert_eq!(get(&mut relay, &schema, &id)["status"], "completed");
+}
