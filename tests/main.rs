@@ -18,6 +18,10 @@ mod engine;
 // The MCP tasks extension.
 mod tasks;
 
+// The tasks of the 2025-11-25 revision, and the JSON schema their answers are checked against.
+mod mcp_schema;
+mod tasks2025;
+
 // The agy backend and the model tools.
 mod agy;
 

@@ -32,7 +32,7 @@ pub(super) struct Done {
 }
 
 /// Who waits for a call's outcome.
-enum Target {
+pub(super) enum Target {
     /// The request (its id, and the call's sequence number, which tells a reused id apart).
     Request { id: RequestId, seq: u64 },
     /// The task it was answered with.
@@ -41,14 +41,14 @@ enum Target {
 
 /// A validated tool call: what runs, with what, on which lane and backend, and how its result is
 /// shaped.
-struct Job {
-    tool: &'static Tool,
-    args: Map<String, Value>,
-    lane: Lane,
-    backend: Backend,
-    era: Era,
+pub(super) struct Job {
+    pub(super) tool: &'static Tool,
+    pub(super) args: Map<String, Value>,
+    pub(super) lane: Lane,
+    pub(super) backend: Backend,
+    pub(super) era: Era,
     /// The log level a modern request asked for, in force while it runs.
-    log_level: Option<String>,
+    pub(super) log_level: Option<String>,
 }
 
 /// A tool call on its way to a worker (possibly through the agy scheduler).
@@ -76,10 +76,19 @@ impl Server {
         };
         let tool = self.specs[spec_index].tool;
         log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
+        // A call of the 2025-11-25 revision that asks to run as a task (`params.task`).
+        let as_task = match self.task_2025(era, &params, tool) {
+            Ok(as_task) => as_task,
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
+        };
         let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
             Ok(args) => args,
             Err(invalid) => {
                 log::error!("Error in tool '{}': {}", tool.name, invalid.log_message());
+                if as_task {
+                    let result = tool_result(tool.name, Err(invalid.message()), era);
+                    return self.task_at_once(id, origin, tool, &result);
+                }
                 let progress = self.client_progress(&params, tool.name);
                 let finale = progress.and_then(|progress| progress.finish(false));
                 let result = Ok(tool_result(tool.name, Err(invalid.message()), era));
@@ -90,6 +99,10 @@ impl Server {
         // The backend is decided here, once: the call is routed and run on the same one.
         let backend = self.services.backends.active();
         let log_level = mcp::request_log_level(&params).map(str::to_string);
+        if as_task {
+            let job = Job { tool, args, lane, backend, era, log_level };
+            return self.start_task_2025(id, origin, job);
+        }
         // Argument errors and cheap tools are answered at once, never as tasks.
         if tool.task && lane != Lane::Inline && era == Era::Modern && mcp::tasks_declared(&params) {
             let job = Job { tool, args, lane, backend, era, log_level };
@@ -141,7 +154,7 @@ impl Server {
     }
 
     /// A call answered later waits in its batch, if it came in one.
-    fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
+    pub(super) fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
         match origin {
             Origin::Batch(key) => {
                 self.batches.expect(key);
@@ -152,7 +165,7 @@ impl Server {
     }
 
     /// Hands a call to the pool, through the agy scheduler when it is a model call on agy.
-    fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
+    pub(super) fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
         if let Some(progress) = call.progress() {
             self.ticker.watch(progress.clone());
         }
@@ -172,7 +185,7 @@ impl Server {
         }
     }
 
-    fn next_seq(&mut self) -> u64 {
+    pub(super) fn next_seq(&mut self) -> u64 {
         self.next_seq += 1;
         self.next_seq
     }
@@ -230,6 +243,7 @@ impl Server {
                 self.scheduler.remove(seq);
                 self.tasks.cancel(task_id);
                 log::info!("Task {task_id} cancelled");
+                self.task_ended(task_id);
                 Ok(acknowledged)
             }
             // The relay never asks for input, so there is nothing to update.
@@ -246,6 +260,7 @@ impl Server {
                 if self.tasks.finish(&task, done.result) {
                     log::info!("Task {task} {ending}");
                 }
+                self.task_ended(&task);
                 return;
             }
         };
@@ -259,7 +274,7 @@ impl Server {
     }
 
     /// Sends a call's answer (after its final progress), or adds it to its batch.
-    fn answer_request(
+    pub(super) fn answer_request(
         &mut self,
         id: RequestId,
         batch: Option<u64>,
@@ -363,7 +378,7 @@ fn execute(
 }
 
 /// A result serialized once, to be written (or kept by its task) as those bytes.
-fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
+pub(super) fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
     serde_json::value::to_raw_value(result)
         .map(Arc::from)
         .map_err(|err| RpcError::internal(format!("Internal error: {err}")))

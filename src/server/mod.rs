@@ -10,6 +10,7 @@ pub mod scheduler;
 pub mod slots;
 pub mod state;
 pub mod tasks;
+mod tasks2025;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -70,6 +71,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         signals,
         flights: HashMap::new(),
         tasks: Tasks::new(task_ttl, task_bytes),
+        tasks_2025: false,
         batches: Batches::default(),
         next_seq: 0,
         lists: HashMap::new(),
@@ -104,6 +106,8 @@ enum Flight {
     Call { seq: u64, call: Arc<Call>, batch: Option<u64> },
     /// A `subscriptions/listen` held open until cancelled or shutdown.
     Subscription,
+    /// A `tasks/result` waiting for its task to end.
+    TaskResult { task: String, batch: Option<u64> },
     /// Answered, but its batch has not been sent yet.
     Answered { batch: u64 },
 }
@@ -112,6 +116,8 @@ enum Flight {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum List {
     Tools,
+    /// `tools/list` where the 2025-11-25 tasks are served: the task tools say so.
+    TaskTools,
     Prompts,
 }
 
@@ -137,6 +143,9 @@ struct Server {
     signals: Receiver<()>,
     flights: HashMap<RequestId, Flight>,
     tasks: Tasks,
+    /// This connection negotiated 2025-11-25 and declared `capabilities.tasks` in `initialize`:
+    /// legacy requests get that revision's tasks.
+    tasks_2025: bool,
     batches: Batches,
     next_seq: u64,
     /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
@@ -259,11 +268,15 @@ impl Server {
             Err(error) => return self.reply(origin, Response::err(Some(id), error)),
         };
         let result = match method.as_str() {
-            "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era)),
+            "initialize" => Ok(mcp::envelope(self.initialize(&params), era)),
             "ping" => Ok(mcp::envelope(json!({}), era)),
             "server/discover" => Ok(mcp::discover_result()),
             "tools/list" | "prompts/list" => {
-                let list = if method == "tools/list" { List::Tools } else { List::Prompts };
+                let list = match method.as_str() {
+                    "prompts/list" => List::Prompts,
+                    _ if era == Era::Legacy && self.tasks_2025 => List::TaskTools,
+                    _ => List::Tools,
+                };
                 let result = self.list(list, era).clone();
                 match origin {
                     Origin::Direct => return self.send(Outgoing::Cached { id, result }),
@@ -293,6 +306,11 @@ impl Server {
                 return;
             }
             "tools/call" => return self.start_call(id, params, era, origin),
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if era == Era::Legacy && self.tasks_2025 =>
+            {
+                return self.task_request_2025(id, &method, &params, origin);
+            }
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
                 return self.task_request(id, &method, &params, era, origin);
             }
@@ -319,7 +337,12 @@ impl Server {
                     self.send_batch(key, complete);
                 }
             }
-            Some(Flight::Subscription) | None => (),
+            Some(Flight::TaskResult { batch: Some(key), .. }) => {
+                if let Some(complete) = self.batches.fulfil(key, None) {
+                    self.send_batch(key, complete);
+                }
+            }
+            Some(Flight::Subscription | Flight::TaskResult { .. }) | None => (),
             // Already answered: the cancellation comes too late to matter.
             Some(answered @ Flight::Answered { .. }) => {
                 self.flights.insert(id, answered);
@@ -336,6 +359,9 @@ impl Server {
         self.lists.entry((list, era)).or_insert_with(|| {
             let result = match list {
                 List::Tools => catalog::tools_list_result(specs),
+                List::TaskTools => {
+                    tasks2025::with_task_support(catalog::tools_list_result(specs), specs)
+                }
                 List::Prompts => prompts::prompts_list_result(specs),
             };
             let value = mcp::list_envelope(result, era);
@@ -403,7 +429,7 @@ impl Server {
             match flight {
                 Flight::Call { call, .. } => call.abort(),
                 Flight::Subscription => subscriptions.push(id),
-                Flight::Answered { .. } => (),
+                Flight::Answered { .. } | Flight::TaskResult { .. } => (),
             }
         }
         self.services.runs.kill_all();
