@@ -11,7 +11,7 @@
 #    against the fake agy; `config gemini` through npx names `npx -y gemini-relay`; the launcher
 #    says what is wrong when its platform package is missing or its binary is not executable;
 # 3. PyPI: the wheel installs with pip from dist/ alone into a fresh virtual environment, and runs
-#    through `uvx` (uv from PyPI), and answers the same;
+#    through `uvx` and `pipx` (both from PyPI), and answers the same;
 # 4. MCP bundles: `mcpb unpack` then `mcpb validate` pass for each, and the Linux bundle's
 #    unpacked binary is executable and answers;
 # 5. Gemini CLI 0.61 installs the extension from dist/gemini-extension and `gemini mcp list`
@@ -20,7 +20,7 @@
 # 7. `ruby -c` accepts the Homebrew formula (its hashes are checked in step 1).
 #
 # The test tools (verdaccio, @anthropic-ai/mcpb, @google/gemini-cli@0.61, @anthropic-ai/claude-code,
-# uv) come from npm and PyPI once, into $GEMINI_RELAY_PACKAGES_CACHE (default
+# uv, pipx) come from npm and PyPI once, into $GEMINI_RELAY_PACKAGES_CACHE (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/gemini-relay-packages); no gemini-relay artefact comes from outside
 # the machine. Every step runs under a deadline; the whole run takes about a minute once the tools
 # are there. Exit status 0 when every check passed, 1 otherwise.
@@ -59,9 +59,11 @@ if [ "$(cat "$TOOLS/.installed" 2>/dev/null)" != "$want_tools" ]; then
     $want_tools >"$WORK/tools.log" 2>&1 || { cat "$WORK/tools.log" >&2; die "npm install of the test tools"; }
   echo "$want_tools" >"$TOOLS/.installed"
 fi
-if [ ! -x "$CACHE/uv/bin/uv" ]; then
-  python3 -m venv "$CACHE/uv" && timeout 300 "$CACHE/uv/bin/pip" install --quiet --index-url https://pypi.org/simple uv ||
-    echo "test-packages: uv is not installable here; the uvx run is skipped" >&2
+PY=$CACHE/python-tools/bin
+if [ ! -x "$PY/uv" ] || [ ! -x "$PY/pipx" ]; then
+  python3 -m venv "$CACHE/python-tools" &&
+    timeout 300 "$PY/pip" install --quiet --index-url https://pypi.org/simple uv pipx ||
+    echo "test-packages: uv or pipx is not installable here; its run is skipped" >&2
 fi
 BIN=$TOOLS/node_modules/.bin
 
@@ -137,6 +139,25 @@ chmod -x "$bin"
 out=$(timeout 60 npx -y gemini-relay --version 2>&1) && die "npx ran a binary that is not executable"
 case $out in *"is not executable"*) echo "not executable: $out" ;; *) die "not executable: $out" ;; esac
 chmod +x "$bin"
+# SIGTERM to the launcher reaches the relay: both are gone within 5 s, with the relay's exit status.
+python3 - "$(dirname "$(dirname "$(dirname "$(dirname "$bin")")")")/gemini-relay/bin/gemini-relay.js" "$bin" <<'EOF' ||
+import os, signal, subprocess, sys, time
+launcher, binary = sys.argv[1:3]
+proc = subprocess.Popen(["node", launcher], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'); proc.stdin.flush()
+assert b'"id":1' in proc.stdout.readline(), "no answer to ping"
+children = [p for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{p}/exe")
+            and os.path.realpath(f"/proc/{p}/exe") == os.path.realpath(binary)]
+assert children, "no relay process under the launcher"
+proc.send_signal(signal.SIGTERM)
+status = proc.wait(timeout=5)
+deadline = time.monotonic() + 5
+while any(os.path.exists(f"/proc/{p}") for p in children) and time.monotonic() < deadline:
+    time.sleep(0.05)
+assert not any(os.path.exists(f"/proc/{p}") for p in children), "the relay outlived the launcher"
+print(f"SIGTERM to the launcher: relay {children} gone, launcher exit status {status}")
+EOF
+  die "SIGTERM to the launcher"
 mkdir -p "$WORK/no-optional" && cd "$WORK/no-optional"
 timeout 120 npm install --omit=optional --loglevel=error gemini-relay@"$VERSION" >/dev/null
 out=$(node node_modules/gemini-relay/bin/gemini-relay.js --version 2>&1) && die "the launcher ran without its platform package"
@@ -150,9 +171,14 @@ say "3. PyPI wheel, from dist/ alone"
 python3 -m venv "$WORK/venv"
 timeout 120 "$WORK/venv/bin/pip" install --quiet --no-index --find-links "$DIST" gemini-relay=="$VERSION"
 python3 "$KIT/mcp_check.py" "pip install gemini-relay" 30 "$WORK/venv/bin/gemini-relay"
-if [ -x "$CACHE/uv/bin/uv" ]; then
+if [ -x "$PY/uv" ]; then
   UV_CACHE_DIR=$WORK/uv-cache UV_TOOL_DIR=$WORK/uv-tools python3 "$KIT/mcp_check.py" "uvx gemini-relay" 60 \
-    "$CACHE/uv/bin/uv" tool run --offline --no-index --find-links "$DIST" gemini-relay
+    "$PY/uv" tool run --offline --no-index --find-links "$DIST" gemini-relay
+fi
+if [ -x "$PY/pipx" ]; then
+  PIPX_HOME=$WORK/pipx PIPX_BIN_DIR=$WORK/pipx/bin timeout 120 "$PY/pipx" install --quiet \
+    --pip-args="--no-index --find-links $DIST" gemini-relay=="$VERSION" >/dev/null
+  python3 "$KIT/mcp_check.py" "pipx install gemini-relay" 30 "$WORK/pipx/bin/gemini-relay"
 fi
 
 say "4. MCP bundles"
@@ -161,8 +187,11 @@ for bundle in "$DIST"/gemini-relay-"$VERSION"-*.mcpb; do
   out=$WORK/mcpb/$platform
   timeout 60 "$BIN/mcpb" unpack "$bundle" "$out" >/dev/null || die "mcpb unpack $bundle"
   timeout 60 "$BIN/mcpb" validate "$out/manifest.json" | tail -n 1 || die "mcpb validate $bundle"
+  case $platform in
+    win32-*) [ -f "$out/server/gemini-relay.exe" ] || die "no server/gemini-relay.exe in $bundle" ;;
+    *) [ -x "$out/server/gemini-relay" ] || die "the unpacked $platform bundle's binary is not executable" ;;
+  esac
 done
-[ -x "$WORK/mcpb/linux-x64/server/gemini-relay" ] || die "the unpacked Linux bundle's binary is not executable"
 python3 "$KIT/mcp_check.py" "bundle linux-x64" 30 "$WORK/mcpb/linux-x64/server/gemini-relay"
 
 say "5. Gemini CLI $("$BIN/gemini" --version 2>/dev/null) installs the extension"
