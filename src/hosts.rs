@@ -1,9 +1,10 @@
 //! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex, Gemini
-//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path, the
-//! relay's variables that change something (paths made absolute, values the host would rewrite left
-//! out with a warning), and the host's tool timeout raised to the relay's deadline plus 2 minutes
-//! where the host has one. On Windows it names each host's Windows files, shows the binary's path
-//! as a person types it, and writes the command-line host's snippet for PowerShell (`winhosts`).
+//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path (or
+//! `npx -y gemini-relay` when the npm launcher started it), the relay's variables that change
+//! something (paths made absolute, values the host would rewrite left out with a warning), and the
+//! host's tool timeout raised to the relay's deadline plus 2 minutes where the host has one. On
+//! Windows it names each host's Windows files, shows the binary's path as a person types it, and
+//! writes the command-line host's snippet for PowerShell (`winhosts`).
 
 use std::path::Path;
 use std::time::Duration;

@@ -16,7 +16,9 @@
 #    unpacked binary is executable and answers;
 # 5. Gemini CLI 0.61 installs the extension from dist/gemini-extension and `gemini mcp list`
 #    shows the relay connected (started by npx from the local registry);
-# 6. Claude Code validates the plugin and the repository's marketplace (`claude plugin validate`);
+# 6. Claude Code validates the plugin and the repository's marketplace (`claude plugin validate`),
+#    installs the plugin through that marketplace (from the local registry) and `claude mcp list`
+#    shows the relay connected;
 # 7. `ruby -c` accepts the Homebrew formula (its hashes are checked in step 1).
 #
 # The test tools (verdaccio, @anthropic-ai/mcpb, @google/gemini-cli@0.61, @anthropic-ai/claude-code,
@@ -209,10 +211,18 @@ echo "$list" | grep gemini-relay || true
 echo "$list" | grep -q "gemini-relay.*Connected" || die "gemini mcp list does not show gemini-relay connected: $list"
 cd "$ROOT"
 
-say "6. Claude Code validates the plugin and the marketplace"
+say "6. Claude Code validates the plugin and the marketplace, installs the plugin from it, connects"
 CLAUDE=$(ls "$TOOLS"/node_modules/@anthropic-ai/claude-code-linux-x64/claude 2>/dev/null || echo "$BIN/claude")
-HOME=$WORK/claude-home timeout 60 "$CLAUDE" plugin validate --strict "$DIST/claude-plugin" | tail -n 1
-HOME=$WORK/claude-home timeout 60 "$CLAUDE" plugin validate --strict "$ROOT" | tail -n 1
+claude() { HOME=$WORK/claude-home timeout 120 setsid "$CLAUDE" "$@" </dev/null 2>&1; }
+mkdir -p "$WORK/claude-home"
+claude plugin validate --strict "$DIST/claude-plugin" | tail -n 1
+claude plugin validate --strict "$ROOT" | tail -n 1
+# The marketplace of this checkout; its plugin comes from the local registry as an npm package.
+claude plugin marketplace add "$ROOT" | tail -n 1
+claude plugin install gemini-relay@gemini-relay | tail -n 1
+list=$(cd "$WORK/claude-home" && claude mcp list) || true
+echo "$list" | grep gemini-relay || true
+echo "$list" | grep -q "gemini-relay.*Connected" || die "claude mcp list does not show gemini-relay connected: $list"
 
 say "7. Homebrew formula"
 if command -v ruby >/dev/null 2>&1; then
