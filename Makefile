@@ -121,10 +121,11 @@ dist: $(foreach t,$(DIST_TARGETS) $(WINDOWS),dist-$(t))
 # packages and maturin builds one wheel per target. npm pack writes every entry with one fixed time
 # and a mode of 0644 or 0755, in a fixed order, and gzips without a time, so its tarballs repeat
 # byte for byte. maturin runs cargo with the same per-target environment as the archives, so cargo
-# finds the build fresh and the wheel's binary is the archive's (checked below, byte for byte);
-# SOURCE_DATE_EPOCH fixes the wheel's times. A Linux wheel is tagged both manylinux_2_17 and
-# musllinux_1_2: the binary is static, so it runs on glibc and musl alike, and pip or uv on glibc
-# takes no wheel tagged musllinux alone. The macOS wheels link through zig (--zig), as the archives do.
+# finds the Linux and Windows builds fresh; the macOS wheels link through maturin's own zig wrapper
+# (--zig), so cargo links those again, and the link gives the same bytes. Either way the wheel's
+# binary is the archive's (checked below, byte for byte). SOURCE_DATE_EPOCH fixes the wheel's times.
+# A Linux wheel is tagged both manylinux_2_17 and musllinux_1_2: the binary is static, so it runs on
+# glibc and musl alike, and pip or uv on glibc takes no wheel tagged musllinux alone.
 # OWNER is the GitHub owner the release comes from: the MCP registry's name is
 # io.github.<OWNER>/gemini-relay, and RELEASES is where the archives and bundles are downloaded.
 OWNER    ?= gemini-relay
