@@ -38,6 +38,8 @@ say() { echo "== $*"; }
 die() { echo "test-packages: FAIL: $*" >&2; exit 1; }
 
 [ -f "$DIST/gemini-relay-$VERSION.tgz" ] || die "no $DIST/gemini-relay-$VERSION.tgz (run make dist first)"
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+[ "$node_major" -ge 20 ] || die "Node.js 20 or later is needed (Gemini CLI 0.61 runs on it); node here: $(node --version 2>&1)"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gemini-relay-packages.XXXXXX")
 VERDACCIO_PID=
 cleanup() {
