@@ -480,7 +480,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let prompt_text = image_prompt(prompt, aspect_ratio, size);
     let request = RunRequest { prompt: prompt_text, options, change_mode: false };
     // Noted before every run: the reply may name no image.
-    let brain = ctx.services.config.home.as_deref().map(agy::brain_dir);
+    let brain = ctx.services.config.search.home.as_deref().map(agy::brain_dir);
     let before = brain.map(|brain| BrainImages::before(&brain, SystemTime::now()));
     let reply = ctx.run_model(request)?;
     let cwd =
