@@ -38,6 +38,7 @@ pub use registry::Runs;
 
 /// The family of systems this build runs on, for the texts that differ per system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "a build names only its own system")]
 pub enum System {
     Posix,
     Windows,

@@ -103,10 +103,7 @@ impl Program {
 
     /// Another program (`script`), run by its bare name: the system finds it on `PATH` at spawn.
     pub fn named(name: &'static str, not_found: NotFoundText) -> Program {
-        let located = OnceLock::from(Located {
-            named: PathBuf::from(name),
-            launch: Ok(Launch { program: OsString::from(name), leading: Vec::new() }),
-        });
+        let located = OnceLock::from(bare(name));
         Program { name, configured: None, env: SearchEnv::default(), not_found, located }
     }
 
