@@ -19,11 +19,15 @@ use crate::redact;
 
 /// How often a waiting run looks at what may stop it.
 const POLL_SLICE: Duration = Duration::from_millis(25);
-/// How long a pipe reader may wait in a read once the child's tree is gone. A reader still blocked
+/// How long a pipe reader may wait in reads once the child's tree is gone. A reader still blocked
 /// after that (a pipe held open by a process that left the tree, as with `setsid`) is abandoned; a
 /// reader busy with what it read (agy's preview decoding a large event) is waited for, up to the
 /// deadline.
 const READER_GRACE: Duration = Duration::from_millis(150);
+/// The most a pipe reader may still read once the child's tree is gone: what a pipe can hold
+/// (Linux lets a process grow its pipe to 1 MiB) with room to spare. More comes from a process that
+/// left the tree and keeps writing; such a reader is abandoned.
+const LATE_BYTES: u64 = 4 << 20;
 /// The largest stdin written without a thread: the smallest default pipe buffer of the supported
 /// systems (macOS starts at 16 KiB; Linux has 64 KiB).
 const SMALL_STDIN: usize = 16 * 1024;
@@ -44,11 +48,19 @@ struct Stop<'a> {
     overflow: &'a AtomicBool,
 }
 
-/// A pipe reader: what it read, once it is done, and whether it is waiting in a read.
+/// A pipe reader: what it read, once it is done, and what it is doing meanwhile.
 struct Reader {
     done: Receiver<Vec<u8>>,
-    /// Bumped by two at each read and each return from one; odd while waiting in a read.
-    activity: Arc<AtomicU64>,
+    progress: Arc<ReaderProgress>,
+}
+
+/// What a pipe reader is doing, for `collect`.
+#[derive(Default)]
+struct ReaderProgress {
+    /// Whether it is waiting in a read.
+    in_read: AtomicBool,
+    /// How many bytes it has read.
+    bytes: AtomicU64,
 }
 
 /// Runs a child to its exit, the deadline, cancellation or the output cap, and kills whatever it
@@ -226,19 +238,22 @@ fn drain<R: Read + Send + 'static>(
 ) -> Option<Reader> {
     let mut pipe = pipe?;
     let (tx, done) = bounded(1);
-    let activity = Arc::new(AtomicU64::new(0));
+    let progress = Arc::new(ReaderProgress::default());
     let stack = if on_chunk.is_some() { DECODING_THREAD_STACK } else { IO_THREAD_STACK };
-    let seen = activity.clone();
+    let seen = progress.clone();
     let body = move || {
         let mut acc = Vec::new();
         let mut buf = [0u8; 8 * 1024];
         loop {
-            seen.fetch_add(1, Ordering::SeqCst);
+            seen.in_read.store(true, Ordering::SeqCst);
             let read = pipe.read(&mut buf);
-            seen.fetch_add(1, Ordering::SeqCst);
+            seen.in_read.store(false, Ordering::SeqCst);
             let n = match read {
                 Ok(0) => break,
-                Ok(n) => n,
+                Ok(n) => {
+                    seen.bytes.fetch_add(n as u64, Ordering::SeqCst);
+                    n
+                }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             };
@@ -255,7 +270,7 @@ fn drain<R: Read + Send + 'static>(
     };
     let spawned = thread::Builder::new().name("child-pipe".into()).stack_size(stack).spawn(body);
     match spawned {
-        Ok(_) => Some(Reader { done, activity }),
+        Ok(_) => Some(Reader { done, progress }),
         Err(err) => {
             log::error!("Process error: {err}");
             None
@@ -264,27 +279,30 @@ fn drain<R: Read + Send + 'static>(
 }
 
 /// What a pipe reader read. Its tree is already killed, so the pipe closes at once unless a
-/// process that escaped the tree holds it: a reader that waits in one read for `READER_GRACE` is
-/// abandoned, never joined. A reader still busy with what it read is waited for, up to `deadline`.
+/// process that escaped the tree holds it: a reader that waits in reads for `READER_GRACE` in all,
+/// or reads more than `LATE_BYTES`, is abandoned, never joined. A reader busy with what it read is
+/// waited for, up to `deadline`.
 fn collect(reader: Option<Reader>, deadline: Instant) -> Vec<u8> {
     let Some(reader) = reader else { return Vec::new() };
     let deadline = deadline.max(Instant::now() + READER_GRACE);
-    let mut last = reader.activity.load(Ordering::SeqCst);
-    let mut since = Instant::now();
+    let progress = &reader.progress;
+    let first = progress.bytes.load(Ordering::SeqCst);
+    let mut waited = Duration::ZERO;
+    let mut last = Instant::now();
     loop {
-        let slice = POLL_SLICE.min(deadline.saturating_duration_since(Instant::now()));
+        let slice = POLL_SLICE.min(deadline.saturating_duration_since(last));
         match reader.done.recv_timeout(slice) {
             Ok(read) => return read,
             Err(RecvTimeoutError::Disconnected) => return Vec::new(),
             Err(RecvTimeoutError::Timeout) => (),
         }
         let now = Instant::now();
-        let activity = reader.activity.load(Ordering::SeqCst);
-        if activity != last {
-            (last, since) = (activity, now);
+        if progress.in_read.load(Ordering::SeqCst) {
+            waited += now - last;
         }
-        let waiting_in_read = activity % 2 == 1;
-        if now >= deadline || (waiting_in_read && now - since >= READER_GRACE) {
+        last = now;
+        let late = progress.bytes.load(Ordering::SeqCst) - first > LATE_BYTES;
+        if now >= deadline || waited >= READER_GRACE || late {
             return Vec::new();
         }
     }

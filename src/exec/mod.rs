@@ -465,6 +465,30 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_that_left_the_tree_does_not_hold_the_run() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let shell = shell();
+        let runner = Runner::new(&runs, &never, None, Limits { max_output: 1 << 24, ..limits() });
+        // A session of its own, out of the tree's reach, that keeps writing to the run's stdout.
+        let escapee = "import os, time\nos.setsid()\nos.write(2, b'%d' % os.getpid())\nos.close(2)\n\
+                       for _ in range(2000):\n    os.write(1, b'x' * 100 + b'\\n')\n    time.sleep(0.005)";
+        let args = script(&format!("python3 -c \"{escapee}\" & sleep 0.3"));
+        let start = Instant::now();
+        let (outcome, stderr) = runner.execute_with_stderr(sh(&shell, &args));
+        let took = start.elapsed();
+        if let Ok(pid) = stderr.trim().parse::<i32>() {
+            // SAFETY: kill(2) with a pid this test's own child printed.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert!(took < Duration::from_secs(3), "the run waited {took:?} for the escaped writer");
+    }
+
+    #[test]
     fn what_the_child_leaves_behind_is_killed_when_it_exits() {
         let runs = Runs::default();
         let never = AtomicBool::new(false);
