@@ -453,6 +453,21 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_agy_is_found_by_the_search() {
+        let found = |files: &[&str]| {
+            let mut machine = Machine::new(&[r"C:\empty", r"C:\bin"], files);
+            machine.pathext = Some(".COM;.EXE;.CMD".to_string());
+            machine.run(|search, _| find("agy", "agy", search))
+        };
+        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.exe"]).as_deref(), Some(r"C:\bin\agy.exe"));
+        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.cmd"]), None);
+        let installed = r"C:\Users\me\AppData\Local\agy\bin\agy.exe";
+        assert_eq!(found(&[installed]).as_deref(), Some(installed));
+        let local_bin = r"C:\Users\me\.local\bin\agy.exe";
+        assert_eq!(found(&[local_bin]).as_deref(), Some(local_bin));
+    }
+
+    #[test]
     fn agy_is_found_in_path_order() {
         let machine =
             Machine::new(&[r"C:\a", r"C:\b\", "D:/c"], &[r"C:\b\agy.exe", r"D:\c\agy.exe"]);
