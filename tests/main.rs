@@ -21,6 +21,9 @@ mod tasks;
 // The agy backend and the model tools.
 mod agy;
 
+// agy runs side by side: the cap across relays, one turn per conversation, one editor per project.
+mod parallel;
+
 // The real CLIs' failure modes: error lines, quotas and the fallback model, cut-off answers, denied
 // approvals, another answering model, agy updated on disk, the default model.
 mod failures;

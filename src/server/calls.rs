@@ -1,6 +1,6 @@
 //! Tool calls on the event loop: validating a `tools/call`, deciding its backend, running it on its
-//! lane or as a task, the work handed to the pool and the agy lane, and turning a finished call
-//! into its answer.
+//! lane or as a task, the work handed to the pool and the agy scheduler, and turning a finished
+//! call into its answer.
 
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -51,7 +51,7 @@ struct Job {
     log_level: Option<String>,
 }
 
-/// A tool call on its way to a worker (possibly through the agy lane).
+/// A tool call on its way to a worker (possibly through the agy scheduler).
 struct CallWork {
     services: Arc<Services>,
     job: Job,
@@ -151,12 +151,13 @@ impl Server {
         }
     }
 
-    /// Hands a call to the pool, through the agy lane when it is a model call on agy.
+    /// Hands a call to the pool, through the agy scheduler when it is a model call on agy.
     fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
         if let Some(progress) = call.progress() {
             self.ticker.watch(progress.clone());
         }
-        let in_lane = job.lane == Lane::Model && job.backend == Backend::Agy;
+        let on_agy = job.lane == Lane::Model && job.backend == Backend::Agy;
+        let claim = on_agy.then(|| self.scheduler.claim(job.tool.name, &job.args));
         let progress = call.progress().cloned();
         let work = Box::new(CallWork {
             services: self.services.clone(),
@@ -165,9 +166,9 @@ impl Server {
             target,
             done: self.done_tx.clone(),
         });
-        match in_lane {
-            true => self.agy_lane.push(seq, progress, work),
-            false => self.pool.submit(work),
+        match claim {
+            Some(claim) => self.scheduler.push(seq, claim, progress, work),
+            None => self.pool.submit(work),
         }
     }
 
@@ -226,7 +227,7 @@ impl Server {
                 let task = self.tasks.find(task_id)?;
                 let (call, seq) = (task.call.clone(), task.seq);
                 call.abort();
-                self.agy_lane.remove(seq);
+                self.scheduler.remove(seq);
                 self.tasks.cancel(task_id);
                 log::info!("Task {task_id} cancelled");
                 Ok(acknowledged)
@@ -316,8 +317,8 @@ impl Work for CallWork {
         let _ = done.send(Done { target, finale, result });
     }
 
-    /// No worker could be started: the call is answered with the reason (the agy lane, if the
-    /// call waited there, moves on when this returns).
+    /// No worker could be started: the call is answered with the reason (the agy scheduler, if
+    /// the call waited there, releases its claim when this returns).
     fn reject(self: Box<Self>, reason: io::Error) {
         let finale = self.call.progress().and_then(|progress| progress.finish(false));
         let error =

@@ -1,12 +1,14 @@
 //! The event loop: one thread that owns the protocol state (calls in flight, batches,
 //! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
-//! agy lane when they run agy), and turns worker completions, cancellations, end of input and
+//! agy scheduler when they run agy), and turns worker completions, cancellations, end of input and
 //! signals into the right messages. It never blocks on stdout: while the writer is behind, what it
 //! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
 
 mod calls;
-pub mod lane;
 pub mod pool;
+pub mod scheduler;
+pub mod slots;
+pub mod state;
 pub mod tasks;
 
 use std::collections::{HashMap, VecDeque};
@@ -29,8 +31,10 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::mcp::{self, Era};
 use crate::protocol::stdio::{Blocked, Inbound, Outbound, Transport};
 use crate::server::calls::Done;
-use crate::server::lane::AgyLane;
 use crate::server::pool::Pool;
+use crate::server::scheduler::Scheduler;
+use crate::server::slots::Slots;
+use crate::server::state::StateDir;
 use crate::tools::catalog::{self, ToolSpec};
 use crate::tools::prompts;
 use tasks::Tasks;
@@ -51,12 +55,15 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     // Finished tasks keep at most as many bytes of results as one CLI may print.
     let task_bytes = config.max_output_bytes;
     let (done_tx, done) = unbounded();
+    let state = open_state_dir(&config);
+    let slots = agy_slots(state.as_ref(), config.agy_parallel);
     let mut server = Server {
         services: Arc::new(Services::new(config)),
         specs: Arc::new(specs),
         transport,
         ticker,
-        agy_lane: AgyLane::new(pool.clone()),
+        scheduler: Scheduler::new(pool.clone(), slots, scheduler::canonical_project()),
+        state,
         pool,
         done_tx,
         done,
@@ -121,7 +128,10 @@ struct Server {
     transport: Transport,
     ticker: Ticker,
     pool: Arc<Pool>,
-    agy_lane: Arc<AgyLane>,
+    scheduler: Arc<Scheduler>,
+    /// The user's state directory, when it is usable (`None`: everything stays in this process).
+    #[allow(dead_code, reason = "for the job store")]
+    state: Option<StateDir>,
     done_tx: Sender<Done>,
     done: Receiver<Done>,
     signals: Receiver<()>,
@@ -147,10 +157,10 @@ impl Server {
             if self.writer_gone {
                 return Event::Stop;
             }
-            if self.backlog.is_empty() {
-                if let Some(inbound) = self.held.take() {
-                    return Event::Client(inbound);
-                }
+            if self.backlog.is_empty()
+                && let Some(inbound) = self.held.take()
+            {
+                return Event::Client(inbound);
             }
             let mut select = Select::new();
             let done = select.recv(&self.done);
@@ -301,12 +311,12 @@ impl Server {
         match self.flights.remove(&id) {
             Some(Flight::Call { seq, call, batch }) => {
                 call.abort();
-                // A call still waiting in the agy lane leaves it and never runs.
-                self.agy_lane.remove(seq);
-                if let Some(key) = batch {
-                    if let Some(complete) = self.batches.fulfil(key, None) {
-                        self.send_batch(key, complete);
-                    }
+                // A call still waiting for agy leaves the scheduler and never runs.
+                self.scheduler.remove(seq);
+                if let Some(key) = batch
+                    && let Some(complete) = self.batches.fulfil(key, None)
+                {
+                    self.send_batch(key, complete);
                 }
             }
             Some(Flight::Subscription) | None => (),
@@ -368,10 +378,10 @@ impl Server {
 
     fn send_batch(&mut self, key: u64, complete: Complete) {
         for id in &complete.ids {
-            if let Some(Flight::Answered { batch }) = self.flights.get(id) {
-                if *batch == key {
-                    self.flights.remove(id);
-                }
+            if let Some(Flight::Answered { batch }) = self.flights.get(id)
+                && *batch == key
+            {
+                self.flights.remove(id);
             }
         }
         if !complete.responses.is_empty() {
@@ -379,12 +389,12 @@ impl Server {
         }
     }
 
-    /// Stops everything within the shutdown budget: calls waiting in the agy lane are dropped, running calls
+    /// Stops everything within the shutdown budget: calls waiting for agy are dropped, running calls
     /// aborted and their process groups killed (nothing is answered for them), open subscriptions
     /// are answered, and what is queued for stdout is flushed as far as the client reads it.
     fn shutdown(&mut self) {
         let deadline = Instant::now() + SHUTDOWN_BUDGET;
-        self.agy_lane.close();
+        self.scheduler.close();
         let mut subscriptions = Vec::new();
         for call in self.tasks.working() {
             call.abort();
@@ -408,6 +418,36 @@ impl Server {
             }
         }
         out.flush_until(deadline);
+    }
+}
+
+/// The user's state directory, or `None` (with one warning) when there is none or it is refused.
+fn open_state_dir(config: &Config) -> Option<StateDir> {
+    let Some(root) = &config.state_dir else {
+        log::warn!(
+            "No state directory (no home directory and GEMINI_MCP_STATE_DIR unset): agy's run slots are counted in this relay only"
+        );
+        return None;
+    };
+    match StateDir::open(root) {
+        Ok(state) => Some(state),
+        Err(why) => {
+            log::warn!("{why}; agy's run slots are counted in this relay only");
+            None
+        }
+    }
+}
+
+/// agy's run slots: in the state directory, shared by the user's relays; else (with one warning
+/// when the directory cannot hold locks) this relay's own.
+fn agy_slots(state: Option<&StateDir>, cap: usize) -> Slots {
+    let Some(state) = state else { return Slots::in_memory(cap) };
+    match Slots::in_dir(state, cap) {
+        Ok(slots) => slots,
+        Err(why) => {
+            log::warn!("{why}; agy's run slots are counted in this relay only");
+            Slots::in_memory(cap)
+        }
     }
 }
 

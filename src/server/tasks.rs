@@ -50,7 +50,7 @@ pub struct Tasks {
 /// One task.
 pub struct Task {
     pub call: Arc<Call>,
-    /// The call's key in the agy lane, to take it out while it waits.
+    /// The call's key in the agy scheduler, to take it out while it waits.
     pub seq: u64,
     created: SystemTime,
     /// When it was created, for its poll interval.
