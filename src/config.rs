@@ -2,11 +2,15 @@
 //! help, whether `gemini-relay config` writes it), and `Config`, every value read once at startup
 //! through that table. Nothing outside the process can change its environment, so reading once is
 //! the same as reading per call. An invalid number logs one warning naming the variable and falls
-//! back to its default; an out-of-range one is clamped with a warning; nothing here is fatal.
+//! back to its default; an out-of-range one is clamped with a warning; nothing here is fatal. A
+//! path (and what the search for a CLI reads) is taken as the system gives it; any other value that
+//! is not UTF-8 is invalid.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::exec::{self, SearchEnv, System};
 use crate::js;
 
 /// What `GEMINI_MCP_BACKEND` asks for.
@@ -28,9 +32,9 @@ pub enum BackendChoice {
 pub struct Config {
     /// `GEMINI_MCP_BACKEND`.
     pub backend: BackendChoice,
-    /// `AGY_CLI_PATH`, trimmed, when set and non-empty.
+    /// `AGY_CLI_PATH`, trimmed (when UTF-8), when set and non-empty.
     pub agy_cli_path: Option<PathBuf>,
-    /// `GEMINI_CLI_PATH`, trimmed, when set and non-empty (used on Windows only).
+    /// `GEMINI_CLI_PATH`, trimmed (when UTF-8), when set and non-empty (used on Windows only).
     pub gemini_cli_path: Option<PathBuf>,
     /// `GEMINI_MCP_TIMEOUT`: the deadline of every CLI run.
     pub timeout: Duration,
@@ -50,21 +54,16 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// `GEMINI_MCP_MAX_OUTPUT_BYTES`: the cap on each of a child's stdout and stderr.
     pub max_output_bytes: usize,
-    /// The user's home directory (`HOME`; `USERPROFILE` on Windows): locates `~/.local/bin/agy`
-    /// and agy's conversation store.
-    pub home: Option<PathBuf>,
-    /// `PATH`: where a bare `agy` is found, to notice when it changes on disk.
-    pub path: Option<String>,
-    /// `PATHEXT` and `LOCALAPPDATA`: what else the Windows search for a bare `agy` reads.
-    pub pathext: Option<String>,
-    pub local_app_data: Option<String>,
+    /// What the search for the CLIs reads: `PATH`, `PATHEXT`, `LOCALAPPDATA` and the user's home
+    /// directory (`HOME`; `USERPROFILE` on Windows), which also locates agy's conversation store.
+    pub search: SearchEnv,
     /// `GEMINI_MCP_AGY_PARALLEL`: how many agy runs the user's relays start at once.
     pub agy_parallel: usize,
     /// `GEMINI_MCP_STATE_DIR`, else the platform's state directory: where jobs and agy's run
     /// slots live (`None`: no home to put it under).
     pub state_dir: Option<PathBuf>,
     /// The table's variables that are set and non-empty, in table order, with their raw values.
-    pub set: Vec<(&'static str, String)>,
+    pub set: Vec<(&'static str, OsString)>,
 }
 
 /// How a variable's value is read, with its default and range, and where it goes in `Config`.
@@ -111,12 +110,6 @@ pub struct EnvVar {
     /// Read on Windows only.
     pub windows_only: bool,
 }
-
-/// The variable that names the user's home directory. On Windows it is `USERPROFILE`, with no
-/// fallback to `HOME`: that is where the CLIs keep their files there (Go's and Node's home lookups
-/// read `USERPROFILE` and never `HOME` on Windows), while `HOME`, when set at all, is Git Bash's or
-/// MSYS's own idea of a home.
-const HOME_VAR: &str = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
 
 const WEEK_MINUTES: f64 = 7.0 * 24.0 * 60.0;
 const KIB: u64 = 1024;
@@ -285,8 +278,13 @@ pub static VARS: &[EnvVar] = &[
 ];
 
 impl Config {
-    /// Reads the configuration through `get` (the process environment in production).
+    /// Reads the configuration through `get`, which gives UTF-8 values.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Config {
+        Config::from_env_os(|name| get(name).map(OsString::from))
+    }
+
+    /// Reads the configuration through `get` (the process environment in production).
+    pub fn from_env_os(get: impl Fn(&str) -> Option<OsString>) -> Config {
         // Every field the table sets is filled in below; these are placeholders.
         let mut config = Config {
             backend: BackendChoice::Auto,
@@ -302,16 +300,18 @@ impl Config {
             max_message_bytes: 0,
             max_output_bytes: 0,
             agy_parallel: 0,
-            home: get(HOME_VAR).filter(|h| !h.is_empty()).map(PathBuf::from),
-            path: get("PATH"),
-            pathext: get("PATHEXT"),
-            local_app_data: get("LOCALAPPDATA"),
+            search: SearchEnv::read(&get),
             state_dir: None,
             set: Vec::new(),
         };
         for var in VARS {
             let raw = get(var.name);
-            if let Some(warning) = var.read(raw.as_deref(), &mut config) {
+            let warning = match raw.as_deref().map(|raw| (raw, raw.to_str())) {
+                Some((raw, None)) => var.read_os(raw, &mut config),
+                Some((_, text)) => var.read(text, &mut config),
+                None => var.read(None, &mut config),
+            };
+            if let Some(warning) = warning {
                 log::warn!("{warning}");
             }
             if let Some(raw) = raw.filter(|raw| !raw.is_empty()) {
@@ -324,18 +324,44 @@ impl Config {
         config
     }
 
-    /// The raw value of one of the relay's variables, when set and non-empty.
+    /// The raw value of one of the relay's variables, when set, non-empty and UTF-8.
     pub fn raw(&self, name: &str) -> Option<&str> {
-        self.set.iter().find(|(n, _)| *n == name).map(|(_, value)| value.as_str())
+        self.raw_os(name).and_then(OsStr::to_str)
+    }
+
+    /// The raw value of one of the relay's variables, when set and non-empty, as the system gave
+    /// it.
+    pub fn raw_os(&self, name: &str) -> Option<&OsStr> {
+        self.set.iter().find(|(n, _)| *n == name).map(|(_, value)| value.as_os_str())
     }
 
     /// The configuration of this process.
     pub fn from_process_env() -> Config {
-        Config::from_env(|name| std::env::var(name).ok())
+        Config::from_env_os(|name| std::env::var_os(name))
     }
 }
 
 impl EnvVar {
+    /// Stores a value that is not UTF-8 in `config`: a path as given; anything else is invalid,
+    /// with the warning of an invalid number, or the one of a value it ignores.
+    fn read_os(&self, raw: &OsStr, config: &mut Config) -> Option<String> {
+        let shown = raw.to_string_lossy();
+        match self.kind {
+            ValueKind::Path { set, .. } => {
+                set(config, Some(PathBuf::from(raw)));
+                None
+            }
+            ValueKind::Minutes { .. } | ValueKind::Integer { .. } => {
+                self.read(Some(&shown), config)
+            }
+            ValueKind::LogFilter { .. } => None,
+            _ => {
+                self.read(None, config);
+                Some(format!("{}={shown:?} is not UTF-8; ignoring it", self.name))
+            }
+        }
+    }
+
     /// Stores the value of `raw` (unset when `None`) in `config`; returns the warning for an
     /// invalid or out-of-range number.
     fn read(&self, raw: Option<&str>, config: &mut Config) -> Option<String> {
@@ -384,7 +410,7 @@ impl EnvVar {
     /// default written out, or an invalid value that falls back to it) does not, nor does a switch
     /// left off, a model equal to its default, a blank text, or a variable of another platform.
     pub fn changes_something(&self, raw: &str) -> bool {
-        if self.windows_only && !cfg!(windows) {
+        if self.windows_only && exec::SYSTEM != System::Windows {
             return false;
         }
         let name = self.name;
@@ -462,14 +488,16 @@ impl EnvVar {
 /// The platform's place for the state directory: `%LOCALAPPDATA%\gemini-relay` on Windows; else
 /// `$XDG_STATE_HOME/gemini-relay` when that is absolute (the XDG rule: a relative one is ignored),
 /// else `~/.local/state/gemini-relay`.
-fn default_state_dir(config: &Config, xdg_state_home: Option<String>) -> Option<PathBuf> {
-    let base = if cfg!(windows) {
-        config.local_app_data.as_ref().map(PathBuf::from).filter(|dir| dir.is_absolute())
-    } else {
-        xdg_state_home
+fn default_state_dir(config: &Config, xdg_state_home: Option<OsString>) -> Option<PathBuf> {
+    let search = &config.search;
+    let base = match exec::SYSTEM {
+        System::Windows => {
+            search.local_app_data.as_ref().map(PathBuf::from).filter(|dir| dir.is_absolute())
+        }
+        System::Posix => xdg_state_home
             .map(PathBuf::from)
             .filter(|dir| dir.is_absolute())
-            .or_else(|| config.home.as_ref().map(|home| home.join(".local").join("state")))
+            .or_else(|| search.home.as_ref().map(|home| home.join(".local").join("state"))),
     };
     base.map(|base| base.join("gemini-relay"))
 }
@@ -575,7 +603,7 @@ mod tests {
         assert!(!c.test_tools && !c.agy_pty);
         assert_eq!(c.backend, BackendChoice::Auto);
         assert!(c.agy_cli_path.is_none() && c.gemini_cli_path.is_none());
-        assert!(c.agy_print_timeout.is_none() && c.home.is_none());
+        assert!(c.agy_print_timeout.is_none() && c.search.home.is_none());
         assert_eq!(c.model, None);
         assert_eq!(c.fallback_model.as_deref(), Some("flash"));
         assert!(c.set.is_empty());
@@ -697,7 +725,7 @@ mod tests {
             ("GEMINI_CLI_PATH", " C:\\gemini.cmd "),
             ("AGY_PRINT_TIMEOUT", " 30m "),
             ("AGY_MCP_PTY", " Yes "),
-            (HOME_VAR, "/home/u"),
+            (SearchEnv::HOME_VAR, "/home/u"),
             ("PATHEXT", ".COM;.EXE"),
             ("LOCALAPPDATA", r"C:\Users\u\AppData\Local"),
         ]);
@@ -705,17 +733,20 @@ mod tests {
         assert_eq!(c.gemini_cli_path, Some(PathBuf::from("C:\\gemini.cmd")));
         assert_eq!(c.agy_print_timeout.as_deref(), Some("30m"));
         assert!(c.agy_pty);
-        assert_eq!(c.home, Some(PathBuf::from("/home/u")));
-        assert_eq!(c.pathext.as_deref(), Some(".COM;.EXE"));
-        assert_eq!(c.local_app_data.as_deref(), Some(r"C:\Users\u\AppData\Local"));
+        assert_eq!(c.search.home, Some(PathBuf::from("/home/u")));
+        assert_eq!(c.search.pathext.as_deref(), Some(OsStr::new(".COM;.EXE")));
+        assert_eq!(
+            c.search.local_app_data.as_deref(),
+            Some(OsStr::new(r"C:\Users\u\AppData\Local"))
+        );
         assert_eq!(
             c.set,
             [
-                ("GEMINI_MCP_BACKEND", " Antigravity ".to_string()),
-                ("AGY_CLI_PATH", " /opt/agy ".to_string()),
-                ("GEMINI_CLI_PATH", " C:\\gemini.cmd ".to_string()),
-                ("AGY_PRINT_TIMEOUT", " 30m ".to_string()),
-                ("AGY_MCP_PTY", " Yes ".to_string()),
+                ("GEMINI_MCP_BACKEND", " Antigravity ".into()),
+                ("AGY_CLI_PATH", " /opt/agy ".into()),
+                ("GEMINI_CLI_PATH", " C:\\gemini.cmd ".into()),
+                ("AGY_PRINT_TIMEOUT", " 30m ".into()),
+                ("AGY_MCP_PTY", " Yes ".into()),
             ]
         );
         for off in ["0", "no", "", "on"] {
@@ -727,12 +758,13 @@ mod tests {
     fn the_state_dir_is_the_variable_else_the_platforms_state_directory() {
         let set = config(&[("GEMINI_MCP_STATE_DIR", " /srv/state "), ("XDG_STATE_HOME", "/x")]);
         assert_eq!(set.state_dir, Some(PathBuf::from("/srv/state")));
-        let vars = [(HOME_VAR, "/home/u"), ("LOCALAPPDATA", r"C:\Users\u\AppData\Local")];
+        let vars =
+            [(SearchEnv::HOME_VAR, "/home/u"), ("LOCALAPPDATA", r"C:\Users\u\AppData\Local")];
         let (xdg, relative) = (
             [vars[0], vars[1], ("XDG_STATE_HOME", "/x")],
             [vars[0], vars[1], ("XDG_STATE_HOME", "x")],
         );
-        if cfg!(windows) {
+        if exec::SYSTEM == System::Windows {
             let expected = PathBuf::from(r"C:\Users\u\AppData\Local\gemini-relay");
             assert_eq!(config(&xdg).state_dir, Some(expected));
         } else {
@@ -747,12 +779,14 @@ mod tests {
     #[test]
     fn home_is_userprofile_on_windows_and_home_elsewhere() {
         let both = config(&[("HOME", "/home/u"), ("USERPROFILE", r"C:\Users\u")]);
-        let expected = if cfg!(windows) { r"C:\Users\u" } else { "/home/u" };
-        assert_eq!(both.home, Some(PathBuf::from(expected)));
+        let (expected, other) = match exec::SYSTEM {
+            System::Windows => (r"C:\Users\u", "HOME"),
+            System::Posix => ("/home/u", "USERPROFILE"),
+        };
+        assert_eq!(both.search.home, Some(PathBuf::from(expected)));
         // No fallback from one to the other, and an empty value is unset.
-        let other = if cfg!(windows) { "HOME" } else { "USERPROFILE" };
-        assert_eq!(config(&[(other, "/elsewhere")]).home, None);
-        assert_eq!(config(&[(HOME_VAR, "")]).home, None);
+        assert_eq!(config(&[(other, "/elsewhere")]).search.home, None);
+        assert_eq!(config(&[(SearchEnv::HOME_VAR, "")]).search.home, None);
     }
 
     #[test]
@@ -772,7 +806,7 @@ mod tests {
         assert!(!changes("AGY_PRINT_TIMEOUT", "   "));
         assert!(changes("GEMINI_MCP_BACKEND", "agy"));
         assert!(changes("GEMINI_MCP_TEST_TOOLS", "0"));
-        assert_eq!(changes("GEMINI_CLI_PATH", "C:\\gemini.cmd"), cfg!(windows));
+        assert_eq!(changes("GEMINI_CLI_PATH", "C:\\gemini.cmd"), exec::SYSTEM == System::Windows);
     }
 
     /// The README's "Environment variables" table, row by row, as its four cells.

@@ -1100,3 +1100,25 @@ fn a_waiting_call_counts_this_relays_calls_ahead_down_until_its_run_starts() {
     );
     assert!(started, "its run's progress follows: {messages:#?}");
 }
+
+#[test]
+fn an_answer_after_a_large_preview_event_is_kept() {
+    // agy prints one huge event that the preview decodes slowly, then the answer, and exits at
+    // once: the answer is read whole however long the preview takes.
+    let fakes = Fakes::new();
+    let big = format!(
+        "{{\"event\":\"step_update\",\"step_update\":{{\"text_delta\":\"{}\"}}}}\n",
+        "\\u00e9x".repeat(1 << 20)
+    );
+    let events = fakes.file("big-event.jsonl", &big);
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_RESPONSE", "THE-ANSWER")
+        .env("FAKE_AGY_STREAM_FILE", &events)
+        .spawn();
+    relay.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "gemini-ask", "arguments": {"prompt": "x"}, "_meta": {"progressToken": 1}}}));
+    let response = relay.response(&json!(1));
+    let text = response["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(response["result"]["isError"], false, "{}", &text[..text.len().min(300)]);
+    assert!(text.starts_with("Gemini response:\nTHE-ANSWER\n"), "{}", &text[..text.len().min(300)]);
+}

@@ -674,3 +674,31 @@ fn an_answer_that_quotes_a_quota_text_is_no_quota_failure() {
     assert!(!relay.stderr().contains("quota is exhausted"), "{}", relay.stderr());
     assert_eq!(fakes.prompt_runs().len(), 1, "no fallback run");
 }
+
+/// `AGY_CLI_PATH` names a file whose path is not UTF-8: that file runs, as configured, and no
+/// other agy.
+#[cfg(unix)]
+#[test]
+fn an_agy_path_that_is_not_utf8_runs_as_given() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+
+    let fakes = Fakes::new();
+    let dir = TempDir::new("bytes");
+    let odd = dir.path.join(OsStr::from_bytes(b"agy-\xff"));
+    let script = format!(
+        "#!/bin/sh\nFAKE_AGY_RESPONSE=FROM-THE-ODD-PATH exec '{}' \"$@\"\n",
+        fakes.agy().display()
+    );
+    fs::write(&odd, script).unwrap();
+    fs::set_permissions(&odd, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "agy")
+        .env_os("AGY_CLI_PATH", odd.as_os_str())
+        .spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "hi"}));
+    assert!(!is_error, "{text}");
+    assert!(text.starts_with("Gemini response:\nFROM-THE-ODD-PATH"), "{text}");
+}

@@ -2,7 +2,6 @@
 
 #[cfg(unix)]
 use std::io::Write;
-#[cfg(unix)]
 use std::path::Path;
 #[cfg(unix)]
 use std::process::{Command, Output, Stdio};
@@ -766,6 +765,30 @@ fn stderr_after_a_ping(setup: Setup) -> String {
     relay.close_stdin();
     relay.wait_exit(Duration::from_secs(5));
     relay.stderr()
+}
+
+/// Settings that are not UTF-8: a number or a name is invalid and says so in one line like any
+/// invalid value; the relay keeps serving.
+#[cfg(unix)]
+#[test]
+fn settings_that_are_not_utf8_warn_like_invalid_ones() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let setup = Setup::new()
+        .env_os("GEMINI_MCP_TIMEOUT", OsStr::from_bytes(b"1\xff"))
+        .env_os("GEMINI_MCP_MODEL", OsStr::from_bytes(b"pro\xe9"));
+    let stderr = stderr_after_a_ping(setup);
+    assert!(
+        stderr.contains(
+            "GEMINI_MCP_TIMEOUT=\"1\u{fffd}\" is not a positive number of minutes; using 45"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("GEMINI_MCP_MODEL=\"pro\u{fffd}\" is not UTF-8; ignoring it"),
+        "{stderr}"
+    );
 }
 
 #[test]

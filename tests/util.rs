@@ -143,7 +143,7 @@ fn find_on_path(program: &Path) -> PathBuf {
 
 /// How to start a relay.
 pub struct Setup {
-    pub env: Vec<(String, String)>,
+    pub env: Vec<(String, std::ffi::OsString)>,
     pub cwd: Option<PathBuf>,
     /// A command the relay runs under (`prlimit ... --`), if any.
     pub wrapper: Vec<String>,
@@ -161,7 +161,13 @@ impl Setup {
     }
 
     pub fn env(mut self, key: &str, value: impl AsRef<str>) -> Setup {
-        self.env.push((key.to_string(), value.as_ref().to_string()));
+        self.env.push((key.to_string(), value.as_ref().into()));
+        self
+    }
+
+    /// A variable whose value need not be UTF-8.
+    pub fn env_os(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Setup {
+        self.env.push((key.to_string(), value.as_ref().to_os_string()));
         self
     }
 

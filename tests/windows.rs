@@ -187,3 +187,50 @@ fn every_run_is_in_a_job_and_what_it_leaves_behind_is_killed_with_the_call() {
     let left = fakes.leftovers(relay.pid(), Duration::ZERO);
     assert!(left.is_empty(), "still running once the call was answered: {left:?}");
 }
+
+/// The refusal of a `gemini.cmd` the relay will not run, as a call reads it.
+fn refused_shim_text(fakes: &Fakes, model: &str) -> String {
+    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "gemini").spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "dir", "model": model}));
+    assert!(is_error, "{text}");
+    text
+}
+
+fn assert_refused(text: &str) {
+    assert!(text.starts_with("Error executing gemini-ask: Refusing to run "), "{text}");
+    assert!(
+        text.contains(r"\gemini.cmd: the relay runs a batch file only when it is an npm cmd-shim"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_gemini_cmd_whose_program_is_a_shell_is_refused() {
+    let npm = fs::read_to_string(fixtures().join("npm").join("gemini.cmd")).unwrap();
+    for shell in ["cmd", "powershell", "pwsh"] {
+        let fakes = Fakes::new();
+        let project = TempDir::new("proj");
+        let shim = npm.replace("node", shell).replace("\"%_prog%\" ", "\"%_prog%\" /c ");
+        fakes.file("gemini.cmd", &shim);
+        let injected = project.join("injected.txt");
+        let model = format!("x&echo,INJECTED>{}", injected.display());
+        assert_refused(&refused_shim_text(&fakes, &model));
+        assert!(!injected.exists(), "{shell}: the model argument ran as a command");
+        assert!(fakes.runs().is_empty(), "{shell}: {:?}", fakes.records());
+    }
+}
+
+#[test]
+fn a_gemini_cmd_that_is_not_utf8_is_refused() {
+    let npm = fs::read_to_string(fixtures().join("npm").join("gemini.cmd")).unwrap();
+    let utf16: Vec<u8> = npm.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let mut cp1252 = b"@REM caf\xE9\r\n".to_vec();
+    cp1252.extend_from_slice(npm.as_bytes());
+    for bytes in [utf16, cp1252] {
+        let fakes = Fakes::new();
+        fakes.bin.write("gemini.cmd", &bytes);
+        let text = refused_shim_text(&fakes, "gemini-2.5-pro");
+        assert_refused(&text);
+        assert!(fakes.runs().is_empty(), "{:?}", fakes.records());
+    }
+}

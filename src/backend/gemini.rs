@@ -2,35 +2,40 @@
 //! always on stdin, the plain-text reply, and its quota failures (the retry on the fallback model is
 //! the caller's, as on agy).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::notfound::not_found_text;
 use crate::backend::options::RunOptions;
 use crate::backend::{RunError, quota};
 use crate::config::Config;
-use crate::exec::{ARGV_TEXT_LIMIT, ChildSpec, Failure, Input, Runner, argument_too_long_text};
+use crate::exec::{
+    self, ARGV_TEXT_LIMIT, ChildSpec, Failure, Input, Program, Runner, System,
+    argument_too_long_text,
+};
 
 /// The command's name, which the executor finds (on `PATH`, or by its own search on Windows).
 const NAME: &str = "gemini";
 
 /// The Gemini CLI's process-wide state: the program its runs spawn.
 pub struct Gemini {
-    /// `GEMINI_CLI_PATH` on Windows when set, else the bare name.
-    program: PathBuf,
+    /// `GEMINI_CLI_PATH` on Windows when set, else the bare name, located once.
+    program: Program,
 }
 
 impl Gemini {
     /// `GEMINI_CLI_PATH` is read on Windows only: elsewhere `gemini` is always found on `PATH`,
     /// whatever the variable says.
     pub fn new(config: &Config) -> Gemini {
-        let configured = config.gemini_cli_path.clone().filter(|_| cfg!(windows));
-        Gemini { program: configured.unwrap_or_else(|| PathBuf::from(NAME)) }
+        let on_windows = exec::SYSTEM == System::Windows;
+        let configured = config.gemini_cli_path.clone().filter(|_| on_windows);
+        Gemini { program: Program::locate(NAME, configured, &config.search, not_found_text) }
     }
 
-    /// What its runs spawn: the configured path, used as given, or the bare name.
+    /// The CLI as named: the configured path, used as given, or the bare name.
     pub fn program(&self) -> &Path {
-        &self.program
+        self.program.path()
     }
 
     /// Runs one prepared prompt (its `@` references are only checked: the Gemini CLI reads them).
@@ -77,7 +82,7 @@ impl Gemini {
     }
 
     fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
-        ChildSpec { name: NAME, program: self.program.as_os_str(), args, stdin }
+        ChildSpec { program: &self.program, args, stdin }
     }
 }
 
@@ -141,9 +146,12 @@ mod tests {
             Config::from_env(|name| value.filter(|_| name == "GEMINI_CLI_PATH").map(String::from))
         };
         let configured = Gemini::new(&config(Some(r" C:\Tools\gemini.cmd ")));
-        let expected = if cfg!(windows) { r"C:\Tools\gemini.cmd" } else { "gemini" };
+        let expected = match exec::SYSTEM {
+            System::Windows => r"C:\Tools\gemini.cmd",
+            System::Posix => "gemini",
+        };
         assert_eq!(configured.program(), Path::new(expected));
-        assert_eq!(configured.command(&[], None).program, expected);
+        assert_eq!(configured.command(&[], None).program.path(), Path::new(expected));
         assert_eq!(Gemini::new(&config(None)).program(), Path::new("gemini"));
         assert_eq!(Gemini::new(&config(Some("  "))).program(), Path::new("gemini"));
     }

@@ -4,6 +4,7 @@
 
 pub mod agy;
 pub mod gemini;
+pub mod notfound;
 pub mod options;
 pub mod prepare;
 pub mod quota;

@@ -1,56 +1,54 @@
-//! The one door for child processes: spawning without a shell in a process tree of its own, feeding
-//! stdin from its own thread, draining stdout and stderr on their own threads with a size cap, the
-//! deadline, cancellation, killing the tree (also whatever the child left behind when it exits),
-//! reaping, and the error texts callers see. A `Runner` is what a backend gets: the registry of
-//! running children, its call's abort flag, its stdout sink and its limits. How a tree is made and
-//! killed differs per system (`unix.rs`: a process group; `windows.rs`: a Job Object); the rest is
-//! written once here.
+//! The one door for child processes: what a run is given (`ChildSpec`, a located `Program`, its
+//! `Limits`) and what it gives back (`Finished`, or a `Failure` whose text the caller sees), and the
+//! `Runner` a backend gets: the registry of running children, its call's abort flag, its stdout
+//! sink and its limits. The registry and the guard of each child are in `registry.rs`, one child's
+//! run (stdin, pipes, the wait, the kill) in `child.rs`, which program runs in `program.rs`. How a
+//! tree is made and killed and how a CLI is found differ per system (`unix.rs`: a process group;
+//! `windows.rs`: a Job Object and npm shims); the rest is written once.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::process::{Child, ChildStdin, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use crossbeam_channel::{Receiver, bounded};
-use wait_timeout::ChildExt;
+use std::io::{self, Write};
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::{js, redact};
 
+mod child;
 // The Windows decisions that touch no system (the command-line budget, finding and launching the
-// CLIs) are tested on every system. The agy backend finds a bare `agy` with the same search.
+// CLIs) are tested on every system.
 #[cfg(any(windows, test))]
 mod cmdline;
+mod program;
+mod registry;
 #[cfg(unix)]
 mod unix;
 #[cfg(windows)]
 mod windows;
 #[cfg(any(windows, test))]
-pub(crate) mod winresolve;
+mod winresolve;
 #[cfg(unix)]
 use unix as sys;
 #[cfg(windows)]
 use windows as sys;
 
-/// How often a waiting run looks at its cancellation flags and output cap.
-const POLL_SLICE: Duration = Duration::from_millis(25);
-/// How long reader threads get to finish once the child's tree is gone. A reader still blocked
-/// after that (a pipe held open by a process that left the tree, as with `setsid`) is abandoned.
-const READER_GRACE: Duration = Duration::from_millis(150);
-/// How long shutdown waits for children being spawned, so it can kill them too.
-const SPAWN_WAIT: Duration = Duration::from_millis(500);
-/// The largest stdin written without a thread: the smallest default pipe buffer of the supported
-/// systems (macOS starts at 16 KiB; Linux has 64 KiB).
-const SMALL_STDIN: usize = 16 * 1024;
-/// Stack of the pipe reader and stdin writer threads that only copy bytes.
-const IO_THREAD_STACK: usize = 64 * 1024;
-/// Stack of a pipe reader that feeds the preview: the stream-json decoder parses each event line,
-/// and serde_json recurses once per level of nesting (up to 128). Only reserved, not used, memory.
-const DECODING_THREAD_STACK: usize = 1024 * 1024;
+pub use program::{Identity, Program, SearchEnv};
+pub use registry::Runs;
+
+/// The family of systems this build runs on, for the texts that differ per system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "a build names only its own system")]
+pub enum System {
+    Posix,
+    Windows,
+}
+
+/// The system this build runs on.
+pub const SYSTEM: System = sys::SYSTEM;
+
+/// Whether `script` takes BSD's arguments (macOS) rather than util-linux's.
+pub const BSD_SCRIPT: bool = sys::BSD_SCRIPT;
 
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`, 32 pages of 4 KiB), its terminating NUL
 /// included: `execve` fails with `E2BIG` ("Argument list too long") beyond it, so every argv
@@ -68,12 +66,9 @@ pub fn argument_too_long_text(cli: &str, name: &str, n: usize) -> String {
     )
 }
 
-/// What to run. `name` is the logical command (`agy`, `gemini`) used in messages and logs.
+/// What to run: a located program, with its arguments.
 pub struct ChildSpec<'a> {
-    pub name: &'a str,
-    /// The CLI's bare name when nothing is configured (found on `PATH` at spawn; on Windows by
-    /// the executor's own search), else the configured or resolved path, used as given.
-    pub program: &'a OsStr,
+    pub program: &'a Program,
     pub args: &'a [String],
     /// Written to the child's stdin from its own thread, then stdin is closed.
     pub stdin: Option<Arc<dyn Input>>,
@@ -143,9 +138,10 @@ pub struct Finished {
 /// `Display` is the text the caller sees. `name` is the logical command (`agy`, `gemini`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// The binary was not found.
+    /// The program `name` was not found; `text` is what its backend tells the user.
     NotFound {
         name: String,
+        text: String,
     },
     /// The child could not be started for another reason (the OS error's text).
     Spawn {
@@ -153,7 +149,6 @@ pub enum Failure {
     },
     /// The relay would not start the child, for the reason `text` says whole: a command line over
     /// Windows' limit, or a batch file that is not an npm shim.
-    #[cfg(windows)]
     Refused {
         text: String,
     },
@@ -186,34 +181,6 @@ pub enum Failure {
     },
 }
 
-/// Every child that is running, for `gemini-cancel` and for shutdown.
-#[derive(Default)]
-pub struct Runs {
-    next: AtomicU64,
-    gate: Gate,
-    map: Mutex<HashMap<u64, RunEntry>>,
-}
-
-/// The spawn gate. A run holds a pass from before its spawn until its child is registered;
-/// shutdown closes the gate and waits for the passes out, so no child can be spawned after the
-/// last kill. The wait is bounded, so a spawn that never returns cannot hold shutdown up.
-#[derive(Default)]
-struct Gate {
-    state: Mutex<GateState>,
-    settled: Condvar,
-}
-
-#[derive(Default)]
-struct GateState {
-    closed: bool,
-    passes: usize,
-}
-
-/// Permission to spawn one child; returned when dropped.
-struct Pass<'a> {
-    gate: &'a Gate,
-}
-
 /// How a run may be stopped and whether it is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RunKind {
@@ -223,19 +190,6 @@ enum RunKind {
     Probe,
     /// A recovery run (PTY): unlogged, stopped by its call's abort but not by `gemini-cancel`.
     Recovery,
-}
-
-struct RunEntry {
-    tree: Arc<sys::Tree>,
-    cancellable: bool,
-    cancelled: Arc<AtomicBool>,
-}
-
-/// Deregisters a run and kills its tree on every way out (an early return, a panic).
-struct Guard<'a> {
-    runs: &'a Runs,
-    key: u64,
-    tree: Arc<sys::Tree>,
 }
 
 impl Failure {
@@ -253,12 +207,8 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            #[cfg(not(windows))]
-            Failure::NotFound { name } => f.write_str(&not_found_message(name)),
-            #[cfg(windows)]
-            Failure::NotFound { name } => f.write_str(&winresolve::not_found_message(name)),
+            Failure::NotFound { text, .. } => f.write_str(text),
             Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
-            #[cfg(windows)]
             Failure::Refused { text } => f.write_str(text),
             Failure::TimedOut { name, after } => {
                 let secs = js::number((after.as_millis() as f64 / 1000.0).round());
@@ -279,87 +229,6 @@ impl fmt::Display for Failure {
             }
             Failure::StderrOnly { stderr } => f.write_str(stderr),
         }
-    }
-}
-
-impl Runs {
-    /// Marks every cancellable running child as cancelled; their runs kill their trees within a
-    /// poll slice. Returns how many were signalled.
-    pub fn cancel_all(&self) -> usize {
-        let map = self.lock();
-        let mut count = 0;
-        for entry in map.values().filter(|entry| entry.cancellable) {
-            if !entry.cancelled.swap(true, Ordering::SeqCst) {
-                count += 1;
-            }
-        }
-        count
-    }
-
-    /// Shutdown: closes the registry (a run about to spawn gives up; one spawning now is waited
-    /// for, at most `SPAWN_WAIT`) and kills the tree of every child, cancellable or not.
-    pub fn kill_all(&self) {
-        self.gate.close(SPAWN_WAIT);
-        for entry in self.lock().values() {
-            entry.cancelled.store(true, Ordering::SeqCst);
-            entry.tree.kill();
-        }
-    }
-
-    fn register(&self, tree: Arc<sys::Tree>, cancellable: bool) -> (u64, Arc<AtomicBool>) {
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let entry = RunEntry { tree, cancellable, cancelled: cancelled.clone() };
-        self.lock().insert(key, entry);
-        (key, cancelled)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, RunEntry>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Gate {
-    /// A pass to spawn, or `None` once shutdown has closed the gate.
-    fn enter(&self) -> Option<Pass<'_>> {
-        let mut state = self.lock();
-        if state.closed {
-            return None;
-        }
-        state.passes += 1;
-        Some(Pass { gate: self })
-    }
-
-    /// Closes the gate and waits, at most `within`, until every pass is returned.
-    fn close(&self, within: Duration) {
-        let mut state = self.lock();
-        state.closed = true;
-        let (state, _) = self
-            .settled
-            .wait_timeout_while(state, within, |state| state.passes > 0)
-            .unwrap_or_else(|e| e.into_inner());
-        if state.passes > 0 {
-            log::warn!("shutdown: {} child process(es) still being spawned", state.passes);
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, GateState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for Pass<'_> {
-    fn drop(&mut self) {
-        self.gate.lock().passes -= 1;
-        self.gate.settled.notify_all();
-    }
-}
-
-impl Drop for Guard<'_> {
-    fn drop(&mut self) {
-        // Nothing outlives its run: whatever is left in the tree dies with it.
-        self.tree.kill();
-        self.runs.lock().remove(&self.key);
     }
 }
 
@@ -415,16 +284,16 @@ impl<'a> Runner<'a> {
         command: ChildSpec<'_>,
         timeout: Duration,
     ) -> Result<String, Failure> {
-        let name = command.name.to_string();
-        let finished = self.run(command, timeout, RunKind::Call)?;
+        let name = command.program.name().to_string();
+        let finished = child::run(self, command, timeout, RunKind::Call)?;
         outcome(name, Limits { timeout, ..self.limits }, finished)
     }
 
     /// `execute`, also handing back what the child wrote to stderr (empty when it never ran): agy
     /// tells its error line, a cut-off answer and a denied approval there, whatever its exit.
     pub fn execute_with_stderr(&self, command: ChildSpec<'_>) -> (Result<String, Failure>, String) {
-        let name = command.name.to_string();
-        let finished = match self.run(command, self.limits.timeout, RunKind::Call) {
+        let name = command.program.name().to_string();
+        let finished = match child::run(self, command, self.limits.timeout, RunKind::Call) {
             Ok(finished) => finished,
             Err(failure) => return (Err(failure), String::new()),
         };
@@ -434,124 +303,13 @@ impl<'a> Runner<'a> {
 
     /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
     pub fn probe(&self, command: ChildSpec<'_>, timeout: Duration) -> Result<Finished, Failure> {
-        self.run(command, timeout, RunKind::Probe)
+        child::run(self, command, timeout, RunKind::Probe)
     }
 
     /// A recovery run: unlogged, not stopped by `gemini-cancel`, stopped by the call's abort.
     pub fn recover(&self, command: ChildSpec<'_>, timeout: Duration) -> Result<Finished, Failure> {
-        self.run(command, timeout, RunKind::Recovery)
+        child::run(self, command, timeout, RunKind::Recovery)
     }
-
-    /// Runs a child to its exit, the deadline, cancellation or the output cap, and kills whatever
-    /// it left in its process tree.
-    fn run(
-        &self,
-        command: ChildSpec<'_>,
-        timeout: Duration,
-        kind: RunKind,
-    ) -> Result<Finished, Failure> {
-        let start = Instant::now();
-        #[cfg(windows)]
-        let (program, args) = sys::launch(command.name, command.program, command.args)?;
-        #[cfg(windows)]
-        let mut cmd = self::command(&program, &args);
-        #[cfg(not(windows))]
-        let mut cmd = self::command(command.program, command.args);
-        if command.stdin.is_some() {
-            cmd.stdin(Stdio::piped());
-        }
-        let stopped = || Failure::StoppedByCaller { name: command.name.to_string() };
-        let (mut child, guard, cancelled) = {
-            let Some(_pass) = self.runs.gate.enter() else { return Err(stopped()) };
-            // A call cancelled before its child starts never starts it (and never writes its
-            // prompt). Probes are exempt: their answer is kept for the whole process.
-            if kind != RunKind::Probe && self.abort.load(Ordering::SeqCst) {
-                return Err(stopped());
-            }
-            if kind == RunKind::Call {
-                let started_ms = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64);
-                log::info!(
-                    "[{started_ms}] Starting: {} {}",
-                    command.name,
-                    redact::argv_shape(command.args)
-                );
-            }
-            let mut child = match cmd.spawn() {
-                Ok(child) => child,
-                Err(err) => {
-                    log::error!("Process error: {err}");
-                    if err.kind() == io::ErrorKind::NotFound {
-                        return Err(Failure::NotFound { name: command.name.to_string() });
-                    }
-                    return Err(Failure::Spawn { error: err.to_string() });
-                }
-            };
-            let tree = match sys::Tree::of(&child) {
-                Ok(tree) => Arc::new(tree),
-                Err(err) => {
-                    log::error!("Process error: {err}");
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(Failure::Spawn { error: err.to_string() });
-                }
-            };
-            let (key, cancelled) = self.runs.register(tree.clone(), kind == RunKind::Call);
-            (child, Guard { runs: self.runs, key, tree }, cancelled)
-        };
-
-        if let (Some(data), Some(stdin)) = (command.stdin, child.stdin.take()) {
-            feed_stdin(stdin, data);
-        }
-        let overflow = Arc::new(AtomicBool::new(false));
-        let on_stdout = if kind == RunKind::Probe { None } else { self.on_stdout.clone() };
-        let cap = self.limits.max_output;
-        let stdout = drain(child.stdout.take(), cap, overflow.clone(), on_stdout);
-        let stderr = drain(child.stderr.take(), cap, overflow.clone(), None);
-
-        let never = AtomicBool::new(false);
-        let abort = if kind == RunKind::Probe { &never } else { self.abort };
-        let (ending, status) = wait(&mut child, start + timeout, &cancelled, abort, &overflow);
-        let status = match status {
-            Some(status) => status,
-            None => {
-                guard.tree.kill();
-                match child.wait() {
-                    Ok(status) => status,
-                    Err(err) => {
-                        log::error!("Process error: {err}");
-                        sys::killed_status()
-                    }
-                }
-            }
-        };
-        // The leader is reaped; killing its tree now reaches exactly what the child left behind.
-        guard.tree.kill();
-        let (stdout, stderr) = (collect(stdout), collect(stderr));
-        drop(guard);
-        // A child that overflowed and then exited before the next poll was still cut short.
-        let ending = match ending {
-            Ending::Exited if overflow.load(Ordering::SeqCst) => Ending::Overflow,
-            ending => ending,
-        };
-        if kind == RunKind::Call {
-            let code = status.code().map_or("null".to_string(), |c| c.to_string());
-            let secs = format!("{:.1}", start.elapsed().as_secs_f64());
-            log::info!("[{secs}s] Process finished with exit code: {code}");
-        }
-        Ok(Finished { ending, status, stdout, stderr })
-    }
-}
-
-/// Builds a command for `program`: no shell, its own process tree, stdin closed, stdout and stderr
-/// piped. This is the only place in the crate that creates a `std::process::Command`.
-#[allow(clippy::disallowed_methods)]
-fn command(program: &OsStr, args: &[String]) -> std::process::Command {
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    sys::own_tree(&mut cmd);
-    cmd
 }
 
 /// Turns a finished run of the command `name` under `limits` into its trimmed stdout or its
@@ -586,173 +344,6 @@ fn outcome(name: String, limits: Limits, finished: Finished) -> Result<String, F
     Err(Failure::Exit { code, stdout: stdout.into_owned(), stderr: stderr.into_owned() })
 }
 
-/// The text for a binary that could not be found (POSIX variants), with install hints for agy
-/// and gemini.
-#[cfg(not(windows))]
-pub fn not_found_message(name: &str) -> String {
-    let hints = NotFoundHints {
-        verify: format!("`which {name}`"),
-        install: "run `curl -fsSL https://antigravity.google/cli/install.sh | bash`",
-        agy_location: "It installs to ~/.local/bin; add that to PATH or set AGY_CLI_PATH to the agy binary.",
-    };
-    not_found_text(name, &hints)
-}
-
-/// What the not-found text says differently on each system.
-pub(crate) struct NotFoundHints {
-    /// How to check that the CLI is resolvable (the end of the third line).
-    pub verify: String,
-    /// How to install agy, as a verb phrase.
-    pub install: &'static str,
-    /// Where agy installs and how to point the relay at it.
-    pub agy_location: &'static str,
-}
-
-/// The not-found text, with the system's hints.
-pub(crate) fn not_found_text(name: &str, hints: &NotFoundHints) -> String {
-    let install = hints.install;
-    let mut lines = vec![
-        format!("Could not find the \"{name}\" executable."),
-        "The MCP server runs in its own process and may not inherit your shell's PATH.".to_string(),
-        format!("• Verify it is installed and resolvable: {}.", hints.verify),
-    ];
-    let more = "• More: https://goo.gle/gemini-cli-migration and docs/migration/antigravity-cli.md";
-    match name {
-        "agy" => lines.extend([
-            format!("• Antigravity CLI (agy) is the Gemini CLI's successor and this tool's default backend since 2026-06-18. To install it, {install}, then run `agy` once to sign in."),
-            format!("• {}", hints.agy_location),
-            "• On a supported Gemini tier (paid API key or Enterprise/Standard license)? Set GEMINI_MCP_BACKEND=gemini to keep using the Gemini CLI instead.".to_string(),
-            more.to_string(),
-        ]),
-        "gemini" => lines.extend([
-            format!("• The Gemini CLI stopped serving free, Pro, and Ultra users on 2026-06-18. Migrate to the Antigravity CLI (agy), this tool's new default: {install}, then unset GEMINI_MCP_BACKEND."),
-            "• Enterprise/Standard license or paid API key? Your Gemini access is unaffected: reinstall the Gemini CLI or set GEMINI_CLI_PATH to its full path.".to_string(),
-            more.to_string(),
-        ]),
-        _ => (),
-    }
-    lines.join("\n")
-}
-
-fn wait(
-    child: &mut Child,
-    deadline: Instant,
-    cancelled: &AtomicBool,
-    aborted: &AtomicBool,
-    overflow: &AtomicBool,
-) -> (Ending, Option<ExitStatus>) {
-    loop {
-        if cancelled.load(Ordering::SeqCst) {
-            return (Ending::StoppedByCancelTool, None);
-        }
-        if aborted.load(Ordering::SeqCst) {
-            return (Ending::StoppedByCaller, None);
-        }
-        if overflow.load(Ordering::SeqCst) {
-            return (Ending::Overflow, None);
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return (Ending::TimedOut, None);
-        }
-        match child.wait_timeout(POLL_SLICE.min(deadline - now)) {
-            Ok(Some(status)) => return (exit_ending(status, cancelled, aborted), Some(status)),
-            Ok(None) => (),
-            Err(err) => {
-                log::error!("Process error: {err}");
-                return (Ending::StoppedByCaller, None);
-            }
-        }
-    }
-}
-
-/// How a run whose child exited ended. A kill (by `gemini-cancel`, the call's abort or shutdown)
-/// can land while the wait sleeps, so a child that was killed after a flag was raised was stopped,
-/// whatever the wait saw first: the flags are read again after the exit.
-fn exit_ending(status: ExitStatus, cancelled: &AtomicBool, aborted: &AtomicBool) -> Ending {
-    if !sys::was_killed(status) {
-        Ending::Exited
-    } else if aborted.load(Ordering::SeqCst) {
-        Ending::StoppedByCaller
-    } else if cancelled.load(Ordering::SeqCst) {
-        Ending::StoppedByCancelTool
-    } else {
-        Ending::Exited
-    }
-}
-
-/// Writes the child's stdin, then closes it. A payload that fits in an empty pipe buffer is written
-/// at once (the write cannot block); a larger one gets its own thread so a child that reads slowly,
-/// or not at all, never blocks the run.
-fn feed_stdin(mut stdin: ChildStdin, data: Arc<dyn Input>) {
-    if data.max_len() <= SMALL_STDIN {
-        if let Err(err) = data.write_to(&mut stdin) {
-            log::error!("stdin write failed: {err}");
-        }
-        return;
-    }
-    let spawned = thread::Builder::new()
-        .name("child-stdin".into())
-        .stack_size(IO_THREAD_STACK)
-        .spawn(move || {
-            if let Err(err) = data.write_to(&mut stdin) {
-                log::error!("stdin write failed: {err}");
-            }
-        });
-    if let Err(err) = spawned {
-        log::error!("stdin write failed: {err}");
-    }
-}
-
-/// Reads one pipe to its end on a thread of its own, keeping at most `cap` bytes (past the cap it
-/// keeps draining, so the child never blocks on a full pipe, and raises `overflow`).
-fn drain<R: Read + Send + 'static>(
-    pipe: Option<R>,
-    cap: usize,
-    overflow: Arc<AtomicBool>,
-    on_chunk: Option<OnStdout>,
-) -> Option<Receiver<Vec<u8>>> {
-    let mut pipe = pipe?;
-    let (tx, rx) = bounded(1);
-    let has_sink = on_chunk.is_some();
-    let body = move || {
-        let mut acc = Vec::new();
-        let mut buf = [0u8; 8 * 1024];
-        loop {
-            let n = match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            if acc.len() + n > cap {
-                overflow.store(true, Ordering::SeqCst);
-                continue;
-            }
-            acc.extend_from_slice(&buf[..n]);
-            if let Some(on_chunk) = &on_chunk {
-                on_chunk(&buf[..n]);
-            }
-        }
-        let _ = tx.send(acc);
-    };
-    let stack = if has_sink { DECODING_THREAD_STACK } else { IO_THREAD_STACK };
-    let spawned = thread::Builder::new().name("child-pipe".into()).stack_size(stack).spawn(body);
-    match spawned {
-        Ok(_) => Some(rx),
-        Err(err) => {
-            log::error!("Process error: {err}");
-            None
-        }
-    }
-}
-
-/// What a pipe reader read. Its tree is already killed, so the pipe closes at once unless a
-/// process that escaped the tree holds it; such a reader is abandoned after a grace, never joined.
-fn collect(rx: Option<Receiver<Vec<u8>>>) -> Vec<u8> {
-    rx.and_then(|rx| rx.recv_timeout(READER_GRACE).ok()).unwrap_or_default()
-}
-
 // Children are POSIX shell scripts here.
 #[cfg(all(test, unix))]
 mod tests {
@@ -764,8 +355,20 @@ mod tests {
         Limits { timeout: Duration::from_secs(10), max_output: 1024 }
     }
 
-    fn sh<'a>(args: &'a [String]) -> ChildSpec<'a> {
-        ChildSpec { name: "sh", program: OsStr::new("/bin/sh"), args, stdin: None }
+    use std::path::PathBuf;
+    use std::thread;
+    use std::time::Instant;
+
+    fn not_found(name: &str) -> String {
+        format!("no {name}")
+    }
+
+    fn shell() -> Program {
+        Program::locate("sh", Some(PathBuf::from("/bin/sh")), &SearchEnv::default(), not_found)
+    }
+
+    fn sh<'a>(program: &'a Program, args: &'a [String]) -> ChildSpec<'a> {
+        ChildSpec { program, args, stdin: None }
     }
 
     fn script(text: &str) -> Vec<String> {
@@ -776,18 +379,20 @@ mod tests {
     fn success_is_trimmed_stdout() {
         let runs = Runs::default();
         let never = AtomicBool::new(false);
+        let shell = shell();
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("echo '  hello  '");
-        assert_eq!(runner.execute(sh(&args)), Ok("hello".to_string()));
+        assert_eq!(runner.execute(sh(&shell, &args)), Ok("hello".to_string()));
     }
 
     #[test]
     fn stdin_reaches_the_child() {
         let runs = Runs::default();
         let never = AtomicBool::new(false);
+        let shell = shell();
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("wc -c");
-        let mut command = sh(&args);
+        let mut command = sh(&shell, &args);
         command.stdin = Some(Arc::new("x".repeat(100_000)));
         let runner = Runner { limits: Limits { max_output: 1 << 20, ..limits() }, ..runner };
         assert_eq!(runner.execute(command), Ok("100000".to_string()));
@@ -797,9 +402,10 @@ mod tests {
     fn output_past_the_cap_stops_the_child() {
         let runs = Runs::default();
         let never = AtomicBool::new(false);
+        let shell = shell();
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("yes");
-        let failure = runner.execute(sh(&args)).unwrap_err();
+        let failure = runner.execute(sh(&shell, &args)).unwrap_err();
         assert_eq!(failure, Failure::Overflow { name: "sh".into(), limit: 1024 });
         assert_eq!(failure.to_string(), "sh produced more than 1024 bytes of output; stopped it.");
     }
@@ -809,9 +415,10 @@ mod tests {
         let runs = Runs::default();
         runs.kill_all();
         let never = AtomicBool::new(false);
+        let shell = shell();
         let runner = Runner::new(&runs, &never, None, limits());
         let args = script("echo never");
-        let failure = runner.execute(sh(&args)).unwrap_err();
+        let failure = runner.execute(sh(&shell, &args)).unwrap_err();
         assert_eq!(failure.to_string(), "sh was cancelled");
     }
 
@@ -819,15 +426,16 @@ mod tests {
     fn an_aborted_call_never_spawns() {
         let runs = Runs::default();
         let aborted = AtomicBool::new(true);
+        let shell = shell();
         let runner = Runner::new(&runs, &aborted, None, limits());
         let dir = std::env::temp_dir().join(format!("exec-abort-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
         let args = script(&format!("touch {}", dir.display()));
-        let failure = runner.execute(sh(&args)).unwrap_err();
+        let failure = runner.execute(sh(&shell, &args)).unwrap_err();
         assert_eq!(failure, Failure::StoppedByCaller { name: "sh".into() });
         assert!(!dir.exists(), "the child ran");
         // A probe still runs: its answer is kept for the process.
-        assert!(runner.probe(sh(&args), Duration::from_secs(5)).is_ok());
+        assert!(runner.probe(sh(&shell, &args), Duration::from_secs(5)).is_ok());
         assert!(dir.exists());
         let _ = std::fs::remove_file(&dir);
     }
@@ -854,19 +462,42 @@ mod tests {
         assert_eq!(tool.to_string(), "gemini was cancelled by gemini-cancel");
         let spawn = Failure::Spawn { error: "Permission denied (os error 13)".into() };
         assert_eq!(spawn.to_string(), "Failed to spawn command: Permission denied (os error 13)");
-        assert!(Failure::NotFound { name: "agy".into() }.to_string().starts_with(
-            "Could not find the \"agy\" executable.\nThe MCP server runs in its own process"
-        ));
+    }
+
+    #[test]
+    fn a_writer_that_left_the_tree_does_not_hold_the_run() {
+        let runs = Runs::default();
+        let never = AtomicBool::new(false);
+        let shell = shell();
+        let runner = Runner::new(&runs, &never, None, Limits { max_output: 1 << 24, ..limits() });
+        // A session of its own, out of the tree's reach, that keeps writing to the run's stdout.
+        let escapee = "import os, time\nos.setsid()\nos.write(2, b'%d' % os.getpid())\nos.close(2)\n\
+                       for _ in range(2000):\n    os.write(1, b'x' * 100 + b'\\n')\n    time.sleep(0.005)";
+        let args = script(&format!("python3 -c \"{escapee}\" & sleep 0.3"));
+        let start = Instant::now();
+        let (outcome, stderr) = runner.execute_with_stderr(sh(&shell, &args));
+        let took = start.elapsed();
+        if let Ok(pid) = stderr.trim().parse::<i32>() {
+            // SAFETY: kill(2) with a pid this test's own child printed.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        // What stdout held is dropped with its reader; the run itself ended with its child.
+        assert!(!matches!(outcome, Err(Failure::TimedOut { .. })), "{outcome:?}");
+        assert!(took < Duration::from_secs(3), "the run waited {took:?} for the escaped writer");
     }
 
     #[test]
     fn what_the_child_leaves_behind_is_killed_when_it_exits() {
         let runs = Runs::default();
         let never = AtomicBool::new(false);
+        let shell = shell();
         let runner = Runner::new(&runs, &never, None, limits());
         // The background sleep keeps no pipe open, so only the group kill can end it.
         let args = script("sleep 30 </dev/null >/dev/null 2>&1 & echo $!");
-        let pid: i32 = runner.execute(sh(&args)).unwrap().parse().unwrap();
+        let pid: i32 = runner.execute(sh(&shell, &args)).unwrap().parse().unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         while is_running(pid) && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(10));

@@ -4,12 +4,13 @@
 //! behind when it exited), and closing the job's last handle does the same (kill-on-close), so a
 //! relay that is killed hard takes its children with it.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::os::windows::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
+use std::time::Duration;
 
 use windows_sys::Win32::Foundation::INVALID_HANDLE_VALUE;
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
@@ -24,9 +25,21 @@ use windows_sys::Win32::System::Threading::{
     CREATE_NO_WINDOW, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
 };
 
-use super::Failure;
+use wait_timeout::ChildExt;
+
+use super::program::{self, Launch, Located, Missing, SearchEnv};
+use super::{Failure, System};
 use crate::exec::cmdline;
 use crate::exec::winresolve::{self, NotLaunched, Search};
+
+/// The system family this build runs on.
+pub(super) const SYSTEM: System = System::Windows;
+
+/// The variable that names the user's home directory.
+pub(super) const HOME_VAR: &str = "USERPROFILE";
+
+/// Whether `script` takes BSD's arguments (no `script` runs on Windows).
+pub(super) const BSD_SCRIPT: bool = false;
 
 /// A child's process tree: the Job Object that holds it.
 #[derive(Debug)]
@@ -174,27 +187,22 @@ fn resume_thread(tid: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// What to spawn for `name` (`agy`, `gemini`) given as `program`: the CLI's own name when nothing
-/// is configured, searched on `PATH` × `PATHEXT` (and agy's install locations) by the relay itself,
-/// never in the current directory and never with `where`; else the configured path
-/// (`AGY_CLI_PATH`, `GEMINI_CLI_PATH`), used as given. An npm cmd-shim is run as the
-/// `node.exe <script>` it names (never through `cmd.exe`), any other batch file is refused, and
-/// the whole command line is checked against Windows' limit before spawning.
-pub(super) fn launch(
-    name: &str,
-    program: &OsStr,
-    args: &[String],
-) -> Result<(OsString, Vec<String>), Failure> {
-    let not_found = || Failure::NotFound { name: name.to_string() };
-    let program = program.to_str().ok_or_else(not_found)?;
-    let path: Vec<String> = std::env::var_os("PATH")
+/// The CLI `name` (`agy`, `gemini`): the configured path (`AGY_CLI_PATH`, `GEMINI_CLI_PATH`) as
+/// given, else its own search of `PATH` × `PATHEXT` (and agy's install locations), never in the
+/// current directory and never with `where`. An npm cmd-shim is run as the `node.exe <script>` it
+/// names (never through `cmd.exe`); any other batch file is refused.
+pub(super) fn locate(name: &str, configured: Option<&Path>, env: &SearchEnv) -> Located {
+    let not_found = || Missing::NotFound { name: name.to_string() };
+    let path: Vec<String> = env
+        .path
+        .as_ref()
         .map(|path| {
-            std::env::split_paths(&path).map(|it| it.to_string_lossy().into_owned()).collect()
+            std::env::split_paths(path).map(|it| it.to_string_lossy().into_owned()).collect()
         })
         .unwrap_or_default();
-    let pathext = std::env::var("PATHEXT").ok();
-    let local_app_data = std::env::var("LOCALAPPDATA").ok();
-    let user_profile = std::env::var("USERPROFILE").ok();
+    let pathext = env.pathext.as_ref().map(|it| it.to_string_lossy().into_owned());
+    let local_app_data = env.local_app_data.as_ref().map(|it| it.to_string_lossy().into_owned());
+    let user_profile = env.home.as_ref().map(|it| it.to_string_lossy().into_owned());
     let exists = |candidate: &str| Path::new(candidate).is_file();
     let search = Search {
         path: &path,
@@ -203,18 +211,39 @@ pub(super) fn launch(
         user_profile: user_profile.as_deref(),
         exists: &exists,
     };
-    let found = winresolve::find(name, program, &search).ok_or_else(not_found)?;
-    let read = |file: &str| std::fs::read_to_string(file).ok();
-    let launch = match winresolve::launch(name, &found, &read, &search) {
-        Ok(launch) => launch,
-        Err(NotLaunched::NotFound { name }) => return Err(Failure::NotFound { name }),
-        Err(refused @ NotLaunched::NotAShim { .. }) => {
-            return Err(Failure::Refused { text: refused.to_string() });
-        }
+    // The CLI as named: the configured path, else the bare name (the file found is what runs).
+    let named = configured.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let wanted = configured.map(|path| path.to_string_lossy().into_owned());
+    let Some(found) = winresolve::find(name, wanted.as_deref().unwrap_or(name), &search) else {
+        return Located { named, launch: Err(not_found()) };
     };
-    let mut all = launch.leading_args;
+    let given = configured.filter(|path| path.to_str().is_none() && !winresolve::is_batch(&found));
+    if let Some(located) = program::as_given(given) {
+        // A path that is not Unicode is spawned exactly as configured.
+        return located;
+    }
+    let read = |file: &str| std::fs::read(file).ok();
+    let launch = winresolve::launch(name, &found, &read, &search).map(|launch| Launch {
+        program: OsString::from(launch.program),
+        leading: launch.leading_args,
+    });
+    let launch = launch.map_err(|missing| match missing {
+        NotLaunched::NotFound { name } => Missing::NotFound { name },
+        refused @ NotLaunched::NotAShim { .. } => Missing::Refused { text: refused.to_string() },
+    });
+    Located { named, launch }
+}
+
+/// The whole command line checked against Windows' limit before spawning.
+pub(super) fn check_launch(name: &str, launch: &Launch, args: &[String]) -> Result<(), Failure> {
+    let mut all = launch.leading.clone();
     all.extend_from_slice(args);
-    cmdline::check_command_line(name, &launch.program, &all)
-        .map_err(|text| Failure::Refused { text })?;
-    Ok((OsString::from(launch.program), all))
+    cmdline::check_command_line(name, &launch.program.to_string_lossy(), &all)
+        .map_err(|text| Failure::Refused { text })
+}
+
+/// Whether `child` exited within `within`. Windows reuses no process id while a handle to the
+/// process is open, and a job is ours alone, so its tree can be killed after the exit too.
+pub(super) fn exited(child: &mut Child, within: Duration) -> io::Result<bool> {
+    Ok(child.wait_timeout(within)?.is_some())
 }

@@ -1,11 +1,9 @@
 //! Finding and launching the CLIs on Windows without `where` and without `cmd.exe`: the search of
 //! `PATH` × `PATHEXT` (never the current directory, which is the project), agy's and gemini's
-//! orders, the reading of an npm cmd-shim into the `node.exe <script>` it runs, and the Windows
-//! "not found" texts. File checks and reads are passed in, so every decision is tested on any OS.
+//! orders, and the reading of an npm cmd-shim into the `node.exe <script>` it runs. File checks and
+//! reads are passed in, so every decision is tested on any OS.
 
 use std::fmt;
-
-use crate::exec::{NotFoundHints, not_found_text};
 
 /// What a search reads from the environment and the file system.
 pub(crate) struct Search<'a> {
@@ -101,30 +99,37 @@ fn on_path(name: &str, runnable: &[&str], search: &Search<'_>) -> Option<String>
     None
 }
 
+/// Whether `found` names a batch file (`.cmd`, `.bat`), which only `cmd.exe` runs.
+pub(crate) fn is_batch(found: &str) -> bool {
+    let lower = found.to_ascii_lowercase();
+    lower.ends_with(".cmd") || lower.ends_with(".bat")
+}
+
 /// How to run what `find_agy` or `find_gemini` gave for `cli` (`agy` or `gemini`). A `.cmd` or
-/// `.bat` file is read (`read` gives its text, `None` when it cannot be read) and, when it is an
-/// npm cmd-shim, run as the program and script it names, never through `cmd.exe`; any other batch
-/// file is refused. Everything else is spawned directly.
+/// `.bat` file is read (`read` gives its bytes, `None` when it cannot be read) and, when it is an
+/// npm cmd-shim that runs `node` with a script (or an exe target itself), run as that program and
+/// script, never through `cmd.exe`; any other batch file is refused, one that is not UTF-8 too.
+/// Everything else is spawned directly.
 ///
 /// `Err` says why nothing can be launched; its `Display` is the text the call fails with.
 pub(crate) fn launch(
     cli: &str,
     found: &str,
-    read: &dyn Fn(&str) -> Option<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
     search: &Search<'_>,
 ) -> Result<Launch, NotLaunched> {
-    let lower = found.to_ascii_lowercase();
-    if !(lower.ends_with(".cmd") || lower.ends_with(".bat")) {
+    if !is_batch(found) {
         return Ok(Launch { program: found.to_string(), leading_args: Vec::new() });
     }
     let refused = || NotLaunched::NotAShim { cli: cli.to_string(), path: found.to_string() };
     let Some(dir) = parent(found).filter(|dir| is_fully_qualified(dir)) else {
         return Err(refused());
     };
-    let Some(text) = read(found) else {
+    let Some(bytes) = read(found) else {
         return Err(NotLaunched::NotFound { name: cli.to_string() });
     };
-    let Some(shim) = parse_shim(&text) else { return Err(refused()) };
+    let text = String::from_utf8(bytes).map_err(|_| refused())?;
+    let shim = parse_shim(&text).ok_or_else(refused)?;
     let target = join_normalized(dir, &shim.target);
     let Some(program) = shim.program else {
         // A shim without a program runs its target itself, which the relay does only for an exe.
@@ -133,6 +138,10 @@ pub(crate) fn launch(
         }
         return Ok(Launch { program: target, leading_args: Vec::new() });
     };
+    // Only node runs a script here: a shell (cmd, PowerShell) would read the arguments as code.
+    if !program.eq_ignore_ascii_case("node") || !is_script(&target) {
+        return Err(refused());
+    }
     let exe = format!("{program}.exe");
     let beside = join(dir, &exe);
     let program_path = match (search.exists)(&beside) {
@@ -143,6 +152,12 @@ pub(crate) fn launch(
     let mut leading_args = shim.args;
     leading_args.push(target);
     Ok(Launch { program: program_path, leading_args })
+}
+
+/// A target node runs as a script: not a program or a batch or PowerShell file of its own.
+fn is_script(target: &str) -> bool {
+    let lower = target.to_ascii_lowercase();
+    ![".cmd", ".bat", ".ps1", ".exe", ".com"].iter().any(|ext| lower.ends_with(ext))
 }
 
 /// Why `launch` has nothing to spawn.
@@ -157,7 +172,9 @@ pub(crate) enum NotLaunched {
 impl fmt::Display for NotLaunched {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NotLaunched::NotFound { name } => f.write_str(&not_found_message(name)),
+            NotLaunched::NotFound { name } => {
+                write!(f, "Could not find the \"{name}\" executable.")
+            }
             NotLaunched::NotAShim { cli, path } => f.write_str(&not_a_shim_text(cli, path)),
         }
     }
@@ -298,27 +315,6 @@ fn not_a_shim_text(cli: &str, path: &str) -> String {
     )
 }
 
-/// The text for a CLI that was not found (Windows variants), with install hints for agy and
-/// gemini; the third line says where the relay looked.
-pub(crate) fn not_found_message(name: &str) -> String {
-    let searched = match name {
-        "agy" => "AGY_CLI_PATH when set, else agy.exe in each PATH directory (never the current \
-                  directory), then %LOCALAPPDATA%\\agy\\bin, %LOCALAPPDATA%\\Antigravity, \
-                  %LOCALAPPDATA%\\Programs\\agy and %USERPROFILE%\\.local\\bin"
-            .to_string(),
-        "gemini" => "GEMINI_CLI_PATH when set, else gemini.exe or the npm shim gemini.cmd in each \
-                     PATH directory (never the current directory)"
-            .to_string(),
-        _ => format!("{name}.exe in each PATH directory (never the current directory)"),
-    };
-    let hints = NotFoundHints {
-        verify: format!("the relay looks for {searched}"),
-        install: "install it from https://goo.gle/gemini-cli-migration",
-        agy_location: "It installs to %LOCALAPPDATA%\\agy\\bin\\agy.exe (older builds: %LOCALAPPDATA%\\Antigravity\\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe.",
-    };
-    not_found_text(name, &hints)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::{HashMap, HashSet};
@@ -329,7 +325,7 @@ mod tests {
     /// does), their texts, and the environment.
     struct Machine {
         files: HashSet<String>,
-        texts: HashMap<String, String>,
+        texts: HashMap<String, Vec<u8>>,
         path: Vec<String>,
         pathext: Option<String>,
         local_app_data: Option<String>,
@@ -348,15 +344,19 @@ mod tests {
             }
         }
 
-        fn with_text(mut self, file: &str, text: &str) -> Machine {
+        fn with_text(self, file: &str, text: &str) -> Machine {
+            self.with_bytes(file, text.as_bytes())
+        }
+
+        fn with_bytes(mut self, file: &str, bytes: &[u8]) -> Machine {
             self.files.insert(file.to_ascii_lowercase());
-            self.texts.insert(file.to_ascii_lowercase(), text.to_string());
+            self.texts.insert(file.to_ascii_lowercase(), bytes.to_vec());
             self
         }
 
         fn run<T>(
             &self,
-            body: impl FnOnce(&Search<'_>, &dyn Fn(&str) -> Option<String>) -> T,
+            body: impl FnOnce(&Search<'_>, &dyn Fn(&str) -> Option<Vec<u8>>) -> T,
         ) -> T {
             let exists = |path: &str| self.files.contains(&path.to_ascii_lowercase());
             let read = |path: &str| self.texts.get(&path.to_ascii_lowercase()).cloned();
@@ -450,6 +450,21 @@ mod tests {
             Some(r"C:\g\gemini.cmd"),
             "a configured path is not checked"
         );
+    }
+
+    #[test]
+    fn a_bare_agy_is_found_by_the_search() {
+        let found = |files: &[&str]| {
+            let mut machine = Machine::new(&[r"C:\empty", r"C:\bin"], files);
+            machine.pathext = Some(".COM;.EXE;.CMD".to_string());
+            machine.run(|search, _| find("agy", "agy", search))
+        };
+        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.exe"]).as_deref(), Some(r"C:\bin\agy.exe"));
+        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.cmd"]), None);
+        let installed = r"C:\Users\me\AppData\Local\agy\bin\agy.exe";
+        assert_eq!(found(&[installed]).as_deref(), Some(installed));
+        let local_bin = r"C:\Users\me\.local\bin\agy.exe";
+        assert_eq!(found(&[local_bin]).as_deref(), Some(local_bin));
     }
 
     #[test]
@@ -637,11 +652,48 @@ mod tests {
     }
 
     #[test]
-    fn shims_of_other_programs_run_that_program() {
+    fn shims_of_other_programs_are_refused() {
         let shim = r"C:\npm\gemini.cmd";
         let text = npm_shim("bun", "", r"m\cli.js");
         let machine = Machine::new(&[r"C:\bun"], &[r"C:\bun\bun.exe"]).with_text(shim, &text);
-        check_launch("gemini", shim, &machine, Ok((r"C:\bun\bun.exe", &[r"C:\npm\m\cli.js"])));
+        check_launch("gemini", shim, &machine, Err(not_a_shim("gemini", shim)));
+    }
+
+    #[test]
+    fn shims_that_run_a_shell_or_a_batch_file_are_refused() {
+        let shim = r"C:\npm\gemini.cmd";
+        let shells = ["cmd", "cmd.exe", "CMD", "powershell", "pwsh", "powershell.exe"];
+        let texts = shells.map(|program| npm_shim(program, "/c", r"m\cli.js"));
+        let targets = [r"m\run.cmd", r"m\run.BAT", r"m\run.ps1", r"m\run.exe"];
+        let texts = texts.into_iter().chain(targets.map(|target| npm_shim("node", "", target)));
+        let files = [r"C:\npm\cmd.exe", r"C:\npm\powershell.exe", r"C:\npm\pwsh.exe"];
+        for text in texts {
+            let machine = Machine::new(&[], &files).with_text(shim, &text);
+            check_launch("gemini", shim, &machine, Err(not_a_shim("gemini", shim)));
+        }
+    }
+
+    #[test]
+    fn a_shim_that_is_not_utf8_is_refused() {
+        let shim = r"C:\npm\gemini.cmd";
+        let utf16: Vec<u8> = gemini_shim().encode_utf16().flat_map(u16::to_le_bytes).collect();
+        // One CP1252 byte (an `é`) in a remark line that a UTF-8 shim may carry.
+        let mut cp1252 = b"@REM caf\xE9\r\n".to_vec();
+        cp1252.extend_from_slice(gemini_shim().as_bytes());
+        let mut utf8 = "@REM caf\u{e9}\r\n".as_bytes().to_vec();
+        utf8.extend_from_slice(gemini_shim().as_bytes());
+        let node = format!(r"{}\node.exe", r"C:\npm");
+        let machine = Machine::new(&[], &[&node]).with_bytes(shim, &utf8);
+        check_launch(
+            "gemini",
+            shim,
+            &machine,
+            Ok((&node, &[r"C:\npm\node_modules\@google\gemini-cli\dist\index.js"])),
+        );
+        for bytes in [utf16, cp1252] {
+            let machine = Machine::new(&[], &[r"C:\npm\node.exe"]).with_bytes(shim, &bytes);
+            check_launch("gemini", shim, &machine, Err(not_a_shim("gemini", shim)));
+        }
     }
 
     #[test]
@@ -697,44 +749,5 @@ mod tests {
             r"Refusing to run C:\x\gemini.bat: the relay runs a batch file only when it is an npm cmd-shim named by its full path, and never through cmd.exe. Set GEMINI_CLI_PATH to the full path of gemini.exe, or of the gemini.cmd that npm installs."
         );
         assert!(not_a_shim("agy", r"C:\x\agy.cmd").to_string().contains(". Set AGY_CLI_PATH to"));
-        assert_eq!(not_found("node").to_string(), not_found_message("node"));
-    }
-
-    fn check_not_found(name: &str, third: &str, lines: usize) {
-        let text = not_found_message(name);
-        let all: Vec<&str> = text.lines().collect();
-        assert_eq!(all.len(), lines, "{text}");
-        assert_eq!(all[0], format!("Could not find the \"{name}\" executable."));
-        assert_eq!(all[2], third);
-        assert!(!text.contains("where ") && !text.contains("which "), "{text}");
-    }
-
-    #[test]
-    fn not_found_texts_say_where_the_relay_looked() {
-        check_not_found(
-            "agy",
-            r"• Verify it is installed and resolvable: the relay looks for AGY_CLI_PATH when set, else agy.exe in each PATH directory (never the current directory), then %LOCALAPPDATA%\agy\bin, %LOCALAPPDATA%\Antigravity, %LOCALAPPDATA%\Programs\agy and %USERPROFILE%\.local\bin.",
-            7,
-        );
-        check_not_found(
-            "gemini",
-            "• Verify it is installed and resolvable: the relay looks for GEMINI_CLI_PATH when set, else gemini.exe or the npm shim gemini.cmd in each PATH directory (never the current directory).",
-            6,
-        );
-        check_not_found(
-            "node",
-            "• Verify it is installed and resolvable: the relay looks for node.exe in each PATH directory (never the current directory).",
-            3,
-        );
-    }
-
-    #[test]
-    fn not_found_texts_keep_the_windows_install_lines() {
-        let agy = not_found_message("agy");
-        assert!(agy.contains("To install it, install it from https://goo.gle/gemini-cli-migration, then run `agy` once to sign in."));
-        assert!(agy.contains(r"• It installs to %LOCALAPPDATA%\agy\bin\agy.exe (older builds: %LOCALAPPDATA%\Antigravity\); add that directory to PATH or set AGY_CLI_PATH to the full path of agy.exe."));
-        let gemini = not_found_message("gemini");
-        assert!(gemini.contains("this tool's new default: install it from https://goo.gle/gemini-cli-migration, then unset GEMINI_MCP_BACKEND."));
-        assert!(!agy.contains("curl") && !gemini.contains("curl"));
     }
 }

@@ -13,6 +13,15 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+#[cfg(unix)]
+use unix as sys;
+#[cfg(windows)]
+use windows as sys;
+
 use crate::call::Call;
 use crate::js;
 use crate::protocol::jsonrpc::RpcError;
@@ -298,33 +307,8 @@ fn unknown(id: &str) -> RpcError {
 
 /// 128 random bits from the system, as 32 lowercase hex digits.
 fn new_id() -> io::Result<String> {
-    let bytes = random_bytes()?;
+    let bytes = sys::random_bytes()?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-#[cfg(unix)]
-fn random_bytes() -> io::Result<[u8; 16]> {
-    use std::fs::File;
-    use std::io::Read;
-
-    let mut bytes = [0u8; 16];
-    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// Windows' system RNG, `ProcessPrng` (the call std itself uses), which is documented never to fail.
-#[cfg(windows)]
-fn random_bytes() -> io::Result<[u8; 16]> {
-    let mut bytes = [0u8; 16];
-    // SAFETY: the buffer is writable for exactly the length passed.
-    #[allow(unsafe_code)]
-    let ok = unsafe {
-        windows_sys::Win32::Security::Cryptography::ProcessPrng(bytes.as_mut_ptr(), bytes.len())
-    };
-    if ok == 0 {
-        return Err(io::Error::other("the system random number generator failed"));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The POSIX side of `shutdown`: SIGTERM, SIGINT and SIGHUP, read from signal-hook's iterator by a
-//! thread of their own. SIGCHLD is never registered here: wait-timeout owns it.
+//! thread of their own. SIGCHLD is never registered: the executor polls
+//! its children.
 
 use std::io;
 use std::thread;

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use crate::backend::options::RunOptions;
 use crate::backend::{self, RunRequest, agy};
 use crate::call::Ctx;
+use crate::exec::{self, System};
 use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::{self, Landing};
 use crate::js;
@@ -80,7 +81,7 @@ pub fn progress_message(aspect_ratio: &str) -> String {
 /// considered, as in the original. (b) On Windows, else the first absolute Windows path to an
 /// image in the text ([`windows_absolute_image`]).
 pub fn find_image_in_reply(reply: &str, cwd: &Path) -> Option<PathBuf> {
-    let windows = cfg!(windows);
+    let windows = exec::SYSTEM == System::Windows;
     let target = first_markdown_image(reply).and_then(|target| target_path(target, windows));
     if let Some(target) = target {
         let path: PathBuf = cwd.join(target).components().collect();
@@ -285,7 +286,7 @@ pub fn render_image_result(report: &ImageReport) -> String {
     }
     out.push_str(&format!("\n- **Backend:** `{}`", report.backend_name.to_ascii_uppercase()));
     if let Some(saved_to) = report.saved_to {
-        let shown = shown_relative(&saved_to.to_string_lossy(), cfg!(windows));
+        let shown = shown_relative(&saved_to.to_string_lossy(), exec::SYSTEM == System::Windows);
         out.push_str(&format!("\n\n\u{1F4BE} **Saved to Project:** `{shown}`"));
     }
     if let Some(image) = report.image.filter(|image| image.exists()) {
@@ -423,15 +424,14 @@ fn shown_relative(path: &str, windows: bool) -> String {
 
 /// The file URL of an absolute image path (see [`posix_file_url`] and [`windows_file_url`]).
 fn file_url(path: &Path) -> String {
-    #[cfg(windows)]
-    return windows_file_url(&path.to_string_lossy());
-    #[cfg(not(windows))]
-    return posix_file_url(path.as_os_str().as_encoded_bytes());
+    match exec::SYSTEM {
+        System::Windows => windows_file_url(&path.to_string_lossy()),
+        System::Posix => posix_file_url(path.as_os_str().as_encoded_bytes()),
+    }
 }
 
 /// `file://` + the path, percent-encoding every byte outside the URL-safe set (parentheses too,
 /// so the markdown link stays intact).
-#[cfg(any(not(windows), test))]
 fn posix_file_url(path: &[u8]) -> String {
     percent_encoded("file://", path)
 }
@@ -439,7 +439,6 @@ fn posix_file_url(path: &[u8]) -> String {
 /// A Windows path as a file URL, with `/` separators: `C:\a b\x.png` is
 /// `file:///C:/a%20b/x.png`, a share's `\\srv\share\x.png` is `file://srv/share/x.png`, and
 /// the `\\?\` forms are read as the paths they stand for.
-#[cfg(any(windows, test))]
 fn windows_file_url(path: &str) -> String {
     let path = path.replace('\\', "/");
     let path = match path.strip_prefix("//?/") {
@@ -489,7 +488,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let prompt_text = image_prompt(prompt, aspect_ratio, size);
     let request = RunRequest { prompt: prompt_text, options, change_mode: false };
     // Noted before every run: the reply may name no image.
-    let brain = ctx.services.config.home.as_deref().map(agy::brain_dir);
+    let brain = ctx.services.config.search.home.as_deref().map(agy::brain_dir);
     let before = brain.map(|brain| BrainImages::before(&brain, SystemTime::now()));
     let reply = ctx.run_model(request)?;
     let cwd =

@@ -11,14 +11,13 @@ pub mod stream;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
-use std::time::SystemTime;
+use std::sync::Mutex;
 
 use crate::backend::agy::caps::AgyCaps;
 use crate::backend::agy::transcript::Store;
+use crate::backend::notfound::not_found_text;
 use crate::config::Config;
-#[cfg(any(windows, test))]
-use crate::exec::winresolve::{self, Search};
+use crate::exec::{Identity, Program};
 
 /// Where agy keeps its state for the user whose home directory is `home`:
 /// `<home>/.gemini/antigravity-cli`.
@@ -34,21 +33,13 @@ pub fn brain_dir(home: &Path) -> PathBuf {
 /// agy's process-wide state: where the binary is, its probed capabilities, and the settings of its
 /// runs.
 pub struct Agy {
-    /// `AGY_CLI_PATH`, when set.
-    configured: Option<PathBuf>,
+    /// `AGY_CLI_PATH` if set, else (POSIX) `~/.local/bin/agy` if it exists, else `agy` found on
+    /// `PATH` at spawn; on Windows `agy.exe` on `PATH`, then agy's install locations. Located once.
+    program: Program,
     home: Option<PathBuf>,
-    /// `PATH`, where a bare `agy` is looked up to see whether it changed.
-    search_path: Option<String>,
-    /// `PATHEXT` and `LOCALAPPDATA`, which the Windows search reads too.
-    #[cfg_attr(not(windows), allow(dead_code))]
-    pathext: Option<String>,
-    #[cfg_attr(not(windows), allow(dead_code))]
-    local_app_data: Option<String>,
-    /// Resolved on first use.
-    program: OnceLock<PathBuf>,
     /// The capabilities probed by the last agy run, and the executable they were probed on: a run
     /// probes again when that file is no longer the same (`agy update`).
-    caps: Mutex<Option<(Option<Executable>, AgyCaps)>>,
+    caps: Mutex<Option<(Option<Identity>, AgyCaps)>>,
     /// The `--print-timeout` value: `AGY_PRINT_TIMEOUT`, else derived to stay under the deadline.
     print_timeout: String,
     /// `AGY_MCP_PTY`.
@@ -57,13 +48,10 @@ pub struct Agy {
 
 impl Agy {
     pub fn new(config: &Config) -> Agy {
+        let configured = config.agy_cli_path.clone();
         Agy {
-            configured: config.agy_cli_path.clone(),
-            home: config.home.clone(),
-            search_path: config.path.clone(),
-            pathext: config.pathext.clone(),
-            local_app_data: config.local_app_data.clone(),
-            program: OnceLock::new(),
+            program: Program::locate("agy", configured, &config.search, not_found_text),
+            home: config.search.home.clone(),
             caps: Mutex::new(None),
             print_timeout: args::print_timeout_value(
                 config.agy_print_timeout.as_deref(),
@@ -73,22 +61,9 @@ impl Agy {
         }
     }
 
-    /// The agy binary: `AGY_CLI_PATH` if set, else (POSIX) `~/.local/bin/agy` if it exists, else
-    /// `agy`, found on PATH at spawn. On Windows the executor's own search takes the bare name and
-    /// probes the install locations itself (`%USERPROFILE%\.local\bin\agy.exe` among them, after
-    /// `PATH`). Resolved once per process.
+    /// The agy binary as named: the configured path, the file found, or the bare name.
     pub fn program(&self) -> &Path {
-        self.program.get_or_init(|| {
-            if let Some(path) = &self.configured {
-                return path.clone();
-            }
-            let local =
-                self.home.as_ref().filter(|_| cfg!(unix)).map(|home| home.join(".local/bin/agy"));
-            if let Some(local) = local.filter(|local| local.exists()) {
-                return local;
-            }
-            PathBuf::from("agy")
-        })
+        self.program.path()
     }
 
     /// agy's conversation store under the user's home directory; none without a home (a relative
@@ -97,70 +72,17 @@ impl Agy {
         self.home.as_deref().map(Store::new)
     }
 
-    /// The file the agy program is now: its real path (links followed), size and modification
-    /// time; `None` when it cannot be found.
-    fn executable(&self) -> Option<Executable> {
-        let program = self.program();
-        let found = if program.components().count() > 1 {
-            program.to_path_buf()
-        } else {
-            self.find_bare(program)?
-        };
-        let path = std::fs::canonicalize(&found).unwrap_or(found);
-        let meta = std::fs::metadata(&path).ok()?;
-        Some(Executable { path, len: meta.len(), modified: meta.modified().ok() })
+    /// The file the agy program is now; `None` when it cannot be found.
+    fn executable(&self) -> Option<Identity> {
+        self.program.identity()
     }
-
-    /// The file a bare program name runs, as the executor finds it: in the first `PATH`
-    /// directory that has it.
-    #[cfg(not(windows))]
-    fn find_bare(&self, program: &Path) -> Option<PathBuf> {
-        let dirs = self.search_path.as_deref().unwrap_or_default();
-        std::env::split_paths(dirs).map(|dir| dir.join(program)).find(|path| path.is_file())
-    }
-
-    /// The file a bare program name runs, as the executor finds it on Windows, where
-    /// `<dir>\agy` names no file: by the executor's own search.
-    #[cfg(windows)]
-    fn find_bare(&self, program: &Path) -> Option<PathBuf> {
-        let dirs = std::env::split_paths(self.search_path.as_deref().unwrap_or_default());
-        let path: Vec<String> = dirs.map(|dir| dir.to_string_lossy().into_owned()).collect();
-        self.windows_search(program, &path, &|candidate| Path::new(candidate).is_file())
-    }
-
-    /// What the executor's Windows search finds for `program` (`agy.exe` on `PATH` × `PATHEXT`,
-    /// then agy's install locations), given `PATH`'s entries and the check of whether a file
-    /// exists.
-    #[cfg(any(windows, test))]
-    fn windows_search(
-        &self,
-        program: &Path,
-        path: &[String],
-        exists: &dyn Fn(&str) -> bool,
-    ) -> Option<PathBuf> {
-        let search = Search {
-            path,
-            pathext: self.pathext.as_deref(),
-            local_app_data: self.local_app_data.as_deref(),
-            user_profile: self.home.as_deref().and_then(Path::to_str),
-            exists,
-        };
-        winresolve::find("agy", program.to_str()?, &search).map(PathBuf::from)
-    }
-}
-
-/// What identifies one build of agy on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Executable {
-    path: PathBuf,
-    len: u64,
-    modified: Option<SystemTime>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::exec::{self, SearchEnv, System};
     use crate::testutil::TempDir;
 
     fn agy(pairs: &[(&str, &str)]) -> Agy {
@@ -173,9 +95,12 @@ mod tests {
     fn the_local_bin_probe_is_posix_only_and_the_setting_wins() {
         let home = TempDir::new();
         let local = home.file(".local/bin/agy", "");
-        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let home_var = SearchEnv::HOME_VAR;
         let home_path = home.path().to_str().unwrap();
-        let expected = if cfg!(unix) { local.as_path() } else { Path::new("agy") };
+        let expected = match exec::SYSTEM {
+            System::Posix => local.as_path(),
+            System::Windows => Path::new("agy"),
+        };
         assert_eq!(agy(&[(home_var, home_path)]).program(), expected);
         let configured = agy(&[(home_var, home_path), ("AGY_CLI_PATH", " /opt/agy ")]);
         assert_eq!(configured.program(), Path::new("/opt/agy"));
@@ -185,7 +110,11 @@ mod tests {
     #[test]
     fn a_bare_agy_on_path_is_identified_and_its_update_noticed() {
         let bin = TempDir::new();
-        let exe = bin.file(if cfg!(windows) { "agy.exe" } else { "agy" }, "build 1");
+        let name = match exec::SYSTEM {
+            System::Posix => "agy",
+            System::Windows => "agy.exe",
+        };
+        let exe = bin.file(name, "build 1");
         let agy = agy(&[("PATH", bin.path().to_str().unwrap())]);
         assert_eq!(agy.program(), Path::new("agy"));
         let before = agy.executable().expect("the bare agy is found on PATH");
@@ -196,34 +125,10 @@ mod tests {
     }
 
     #[test]
-    fn on_windows_a_bare_agy_is_found_by_the_executors_search() {
-        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
-        let agy = agy(&[
-            ("PATHEXT", ".COM;.EXE;.CMD"),
-            ("LOCALAPPDATA", r"C:\Users\me\AppData\Local"),
-            (home_var, r"C:\Users\me"),
-        ]);
-        let path = [r"C:\empty".to_string(), r"C:\bin".to_string()];
-        let found = |files: &[&str]| {
-            let exists = |candidate: &str| files.contains(&candidate);
-            agy.windows_search(Path::new("agy"), &path, &exists)
-        };
-        assert_eq!(
-            found(&[r"C:\bin\agy", r"C:\bin\agy.exe"]),
-            Some(PathBuf::from(r"C:\bin\agy.exe"))
-        );
-        assert_eq!(found(&[r"C:\bin\agy", r"C:\bin\agy.cmd"]), None);
-        let installed = r"C:\Users\me\AppData\Local\agy\bin\agy.exe";
-        assert_eq!(found(&[installed]), Some(PathBuf::from(installed)));
-        let local_bin = r"C:\Users\me\.local\bin\agy.exe";
-        assert_eq!(found(&[local_bin]), Some(PathBuf::from(local_bin)));
-    }
-
-    #[test]
     fn without_a_home_there_is_no_conversation_store() {
         assert_eq!(agy(&[]).store(), None);
         let home = TempDir::new();
-        let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let home_var = SearchEnv::HOME_VAR;
         let store = agy(&[(home_var, home.path().to_str().unwrap())]).store();
         assert_eq!(store, Some(Store::new(home.path())));
     }

@@ -2,19 +2,17 @@
 //! queued run with its recovery steps, and the unqueued `models`, `--help`, `--version` and
 //! `/usage` calls. Everything spawns through the call's runner.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::agy::caps::{self, AgyCaps};
 use crate::backend::agy::{Agy, args, failure, output, stream};
+use crate::backend::notfound::not_found_text;
 use crate::backend::options::RunOptions;
 use crate::backend::{Backend, Reply, RunError, quota};
-use crate::exec::{ChildSpec, Failure, Input, Runner};
+use crate::exec::{self, ChildSpec, Failure, Input, Program, Runner};
 
-/// The command's logical name in messages and logs.
-const NAME: &str = "agy";
 /// The capability probe's bound: on expiry the text read so far is parsed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 /// The PTY recovery's own cap, independent of the call's deadline.
@@ -191,7 +189,7 @@ impl Agy {
     }
 
     fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
-        ChildSpec { name: NAME, program: self.program().as_os_str(), args, stdin }
+        ChildSpec { program: &self.program, args, stdin }
     }
 
     /// PTY recovery: rerun under `script` so agy sees a terminal; opt-in, argv path only, its own
@@ -204,13 +202,9 @@ impl Agy {
         opts: &RunOptions,
     ) -> Option<String> {
         let inner = args::pty_inner_command(&self.program().to_string_lossy(), agy_args);
-        let script_args = args::pty_script_args(&inner, cfg!(target_os = "macos"));
-        let command = ChildSpec {
-            name: "script",
-            program: OsStr::new("script"),
-            args: &script_args,
-            stdin: None,
-        };
+        let script_args = args::pty_script_args(&inner, exec::BSD_SCRIPT);
+        let script = Program::named("script", not_found_text);
+        let command = ChildSpec { program: &script, args: &script_args, stdin: None };
         let finished = runner.recover(command, PTY_TIMEOUT).ok()?;
         let cleaned = output::strip_script_noise(&String::from_utf8_lossy(&finished.stdout));
         if caps.output_format_json {
