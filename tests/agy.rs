@@ -1081,3 +1081,59 @@ fn a_queued_call_counts_the_calls_ahead_down_until_its_run_starts() {
     assert_eq!(places, ["2 call(s) ahead", "1 call(s) ahead", "0 call(s) ahead"], "{messages:#?}");
     assert!(started, "its run's progress follows: {messages:#?}");
 }
+
+/// A stream-json event line of `bytes` bytes: `head`, then an array of zeros, then `tail`.
+fn big_event(head: &str, tail: &str, bytes: usize) -> String {
+    let zeros = (bytes - head.len() - tail.len() - 2) / 2;
+    let mut line = String::with_capacity(bytes + 2);
+    line.push_str(head);
+    line.push('[');
+    line.push_str(&"0,".repeat(zeros));
+    line.push('0');
+    line.push(']');
+    line.push_str(tail);
+    line.push('\n');
+    line
+}
+
+#[cfg(unix)]
+#[test]
+fn a_big_event_line_costs_a_small_multiple_of_its_size() {
+    // A 60 MB array inside a tool step, and inside the `init` event: the relay reads only the
+    // tool's name and the model from them, so its peak memory stays near the bytes it must hold.
+    const LINE: usize = 60_000_000;
+    let tool = big_event(
+        "{\"event\":\"step_update\",\"step_update\":{\"tool_call\":{\"name\":\"read_file\",\"args\":",
+        "}}}",
+        LINE,
+    );
+    let init = big_event(
+        "{\"event\":\"init\",\"init\":{\"model\":\"gemini-3.8-flash-low\",\"tools\":",
+        "}}",
+        LINE,
+    );
+    for (name, line) in [("tool_call", tool), ("init", init)] {
+        let fakes = Fakes::new();
+        let file = fakes.file("event.jsonl", &line);
+        drop(line);
+        let mut relay = agy(&fakes)
+            // Only the file's lines before the result line (no init line of the fake's own).
+            .env("FAKE_AGY_STREAM_SCRIPT", "part:")
+            .env("FAKE_AGY_STREAM_FILE", &file)
+            // The preview has time to read the line before the run ends.
+            .env("FAKE_AGY_STREAM_SLEEP", "2")
+            .spawn();
+        let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x"}));
+        assert_eq!(
+            (text.as_str(), is_error),
+            (
+                "Gemini response:\nFAKE-ANSWER prompt_bytes=1\n\n🧵 conversationId: c1 (pass it back to continue this thread)",
+                false
+            ),
+            "{name}"
+        );
+        let peak = util::peak_rss_kb(relay.pid()) as usize * 1024;
+        eprintln!("{name}: a {LINE}-byte line, peak RSS {} MB", peak / 1_000_000);
+        assert!(peak <= LINE * 5 / 2, "{name}: peak RSS {peak} bytes for a {LINE}-byte line");
+    }
+}

@@ -429,6 +429,28 @@ fn answers_cut_off_at_the_print_timeout() {
 }
 
 #[test]
+fn an_answer_cut_inside_a_surrogate_pair_keeps_its_text() {
+    // agy's print timeout can cut an answer between the two halves of an emoji: the JSON stays
+    // valid, with a lone `\ud83d` at its end (or inside it), and the answer is still read.
+    for (response, shown) in [
+        ("partial answer \\ud83d", "partial answer \u{FFFD}"),
+        ("a \\ude00 b \\ud83d\\ude00", "a \u{FFFD} b 😀"),
+    ] {
+        let fakes = Fakes::new();
+        let result = format!(
+            "{{\"conversation_id\":\"c1\",\"status\":\"SUCCESS\",\"response\":\"{response}\"}}"
+        );
+        let mut relay = agy(&fakes).env("FAKE_AGY_RESULT", &result).spawn();
+        assert_eq!(
+            relay.call_text("gemini-ask", json!({"prompt": "x"})),
+            (format!("Gemini response:\n{shown}{THREAD}"), false),
+            "{response}"
+        );
+        assert_eq!(fakes.prompt_runs().len(), 1);
+    }
+}
+
+#[test]
 fn approvals_nobody_can_give() {
     for denial in ["1", "flag"] {
         let fakes = Fakes::new();

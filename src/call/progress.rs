@@ -117,7 +117,15 @@ impl Progress {
         }
     }
 
-    fn append(&self, text: &str, own_line: bool) {
+    fn append(&self, mut text: &str, own_line: bool) {
+        // Of a text longer than what is kept, only its tail is copied.
+        if text.len() > ROLLING_BYTES {
+            let mut cut = text.len() - ROLLING_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            text = &text[cut..];
+        }
         let mut output = lock(&self.output);
         if own_line && !output.is_empty() && !output.ends_with('\n') {
             output.push('\n');

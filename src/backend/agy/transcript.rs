@@ -274,11 +274,11 @@ fn valid_id(id: &str) -> bool {
     !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\0'])
 }
 
-/// Every non-blank line that parses as JSON.
+/// Every non-blank line that parses as JSON (a lone surrogate read as U+FFFD).
 fn parse_jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
+        .filter_map(|line| super::json::parse(line.as_bytes()))
         .collect()
 }
 
