@@ -249,12 +249,58 @@ fn agy_fallback_that_fails_too() {
     assert!(is_error);
     assert_at(
         &text,
-        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at {at}). Try model: \"flash\", or wait. The retry with gemini-3.8-flash-high failed too: gemini-3.8-flash-high quota is exhausted (resets in 3h39m, at {at}).",
+        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at {at}). Wait for it to reset. The retry with gemini-3.8-flash-high failed too: gemini-3.8-flash-high quota is exhausted (resets in 3h39m, at {at}).",
         3 * 3600 + 38 * 60 + 47,
         during,
     );
     assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
     assert!(relay.logged("[GMCPT] agy: the fallback model's quota is exhausted too."));
+}
+
+#[test]
+fn the_quota_sentence_advises_only_a_model_that_was_not_refused() {
+    // The exhausted model is flash itself: waiting is the one advice left.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").spawn();
+    let (text, is_error, during) =
+        timed_call(&mut relay, "gemini-ask", json!({"prompt": "x", "model": "flash"}));
+    assert!(is_error);
+    assert_at(
+        &text,
+        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.8-flash-high (resets in 3h39m, at {at}). Wait for it to reset.",
+        3 * 3600 + 38 * 60 + 47,
+        during,
+    );
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GEMINI_QUOTA", "exceeded").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "flash"})),
+        (
+            "Error executing gemini-ask: Gemini quota is exhausted for flash. Wait for it to reset."
+                .to_string(),
+            true
+        )
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+
+    // Another fallback model failed too: flash was not refused, so it is still worth a try.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_AGY_QUOTA_RESET", "none")
+        .env("GEMINI_MCP_FALLBACK_MODEL", "gemini-3.8-flash-low")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"})),
+        (
+            "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high. Try model: \"flash\", or wait. The retry with gemini-3.8-flash-low failed too: gemini-3.8-flash-low quota is exhausted.".to_string(),
+            true
+        )
+    );
+    assert_eq!(
+        run_models(&fakes),
+        [Some(PRO.to_string()), Some("gemini-3.8-flash-low".to_string())]
+    );
 }
 
 #[test]
@@ -670,7 +716,7 @@ fn gemini_quota_is_answered_by_the_fallback() {
     assert_eq!(
         (text.as_str(), is_error),
         (
-            "Error executing gemini-ask: Gemini quota is exhausted for the default model. Try model: \"flash\", or wait. The retry with flash failed too: flash quota is exhausted.",
+            "Error executing gemini-ask: Gemini quota is exhausted for the default model. Wait for it to reset. The retry with flash failed too: flash quota is exhausted.",
             true
         )
     );
