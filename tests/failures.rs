@@ -358,6 +358,32 @@ fn no_fallback_after_a_timeout() {
 }
 
 #[test]
+fn a_retry_cut_short_by_the_deadline_says_its_own_share() {
+    // A 6 s deadline; the run on pro takes 5 s and fails on its quota, so the retry on flash has
+    // what is left (about 1 s) and is stopped then: its text says that share, not `0s` or `1s`.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_TIMEOUT", "0.1")
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_AGY_QUOTA_RESET", "none")
+        .env("FAKE_QUOTA_MODEL", PRO)
+        .env("FAKE_SLEEP", "5")
+        .spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert!(is_error, "{text}");
+    let share = text
+        .strip_prefix("Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high. Wait for it to reset. The retry with gemini-3.8-flash-high failed too: agy timed out after ")
+        .and_then(|rest| rest.strip_suffix('s'))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (whole, tenths) = share.split_once('.').unwrap_or_else(|| panic!("a decimal: {text}"));
+    assert!(whole == "0" || whole == "1", "{text}");
+    assert_eq!(tenths.len(), 1, "one decimal: {text}");
+    let seconds: f64 = share.parse().unwrap();
+    assert!(seconds > 0.0 && seconds <= 1.0, "{text}");
+    assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
+}
+
+#[test]
 fn no_fallback_after_a_cancel() {
     let fakes = Fakes::new();
     let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").env("FAKE_HANG", "1").spawn();
