@@ -213,7 +213,7 @@ impl Store {
                 }
                 _ => None,
             })?;
-        Some(preview(content))
+        Some(preview(&crate::controls::strip(content)))
     }
 }
 
@@ -244,15 +244,30 @@ pub fn render_conversations(rows: &[ConversationRow]) -> String {
     let mut out =
         String::from("| id | last active | cwd | first prompt |\n| --- | --- | --- | --- |\n");
     for row in rows {
-        let cwd = row.cwd.as_deref().unwrap_or("");
-        let prompt = row.first_prompt.as_deref().unwrap_or("").replace('|', "\\|");
+        let cwd = cell(row.cwd.as_deref().unwrap_or(""));
+        let prompt = cell(row.first_prompt.as_deref().unwrap_or(""));
         out.push_str(&format!(
             "| `{}` | {} | {cwd} | {prompt} |\n",
-            row.id,
+            cell(&row.id),
             js::iso_string(row.last_active)
         ));
     }
     out.push_str("\nContinue one with gemini-ask and `conversationId: \"<id>\"`.");
+    out
+}
+
+/// `text` as one table cell: control sequences removed, `|` escaped, and a newline or tab
+/// written as `\n` or `\t`, so that no name can end its cell or its row.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in crate::controls::strip(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
     out
 }
 
@@ -622,7 +637,7 @@ mod tests {
             render_conversations(&rows),
             "| id | last active | cwd | first prompt |\n\
              | --- | --- | --- | --- |\n\
-             | `c|1` | 2025-09-04T23:53:20.123Z | /w|x | a \\| b \\|\\| c |\n\
+             | `c\\|1` | 2025-09-04T23:53:20.123Z | /w\\|x | a \\| b \\|\\| c |\n\
              | `c2` | 1970-01-01T00:00:00.000Z |  |  |\n\
              \n\
              Continue one with gemini-ask and `conversationId: \"<id>\"`."
