@@ -1168,3 +1168,43 @@ fn a_conversation_table_cell_cannot_forge_a_row() {
     );
     assert_eq!(listing.lines().count(), 5, "{listing}");
 }
+
+#[test]
+fn a_ping_is_answered_while_a_big_conversation_store_is_listed() {
+    // Twenty conversations with 2 MB transcripts, and a 20 MB last_conversations.json: the listing
+    // runs off the event loop, which answers a ping meanwhile.
+    let mut relay = Relay::start();
+    let base = relay.home.join(".gemini/antigravity-cli");
+    let filler = format!(
+        "{{\"source\":\"MODEL\",\"type\":\"PLANNER_RESPONSE\",\"status\":\"DONE\",\"content\":\"{}\"}}\n",
+        "x".repeat(1000)
+    );
+    for n in 0..20 {
+        let logs = base.join(format!("brain/conv-{n:02}/.system_generated/logs"));
+        fs::create_dir_all(&logs).unwrap();
+        let mut transcript = format!("{{\"type\":\"USER_INPUT\",\"content\":\"question {n}\"}}\n");
+        transcript.push_str(&filler.repeat(2000));
+        fs::write(logs.join("transcript.jsonl"), transcript).unwrap();
+    }
+    let mut map = String::from("{");
+    for n in 0..400_000 {
+        map.push_str(&format!("\"/work/project/number/{n:08}\":\"other-{n:08}\","));
+    }
+    map.push_str("\"/work/here\":\"conv-07\"}");
+    fs::create_dir_all(base.join("cache")).unwrap();
+    fs::write(base.join("cache/last_conversations.json"), map).unwrap();
+
+    let listing = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-conversations", "arguments": {"limit": 100}}),
+    );
+    let ping = relay.send_request("ping", json!({}));
+    let first = relay.recv();
+    assert_eq!(first["id"], ping, "the ping is answered first: {first}");
+    let text =
+        relay.response(&listing)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    let rows: Vec<&str> = text.lines().filter(|line| line.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 20, "{text}");
+    let seven = rows.iter().find(|row| row.starts_with("| `conv-07` |")).unwrap();
+    assert!(seven.ends_with(" | /work/here | question 7 |"), "{seven}");
+}

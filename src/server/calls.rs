@@ -157,6 +157,7 @@ impl Server {
             self.ticker.watch(progress.clone());
         }
         let in_lane = job.lane == Lane::Model && job.backend == Backend::Agy;
+        let job_lane = job.lane;
         let progress = call.progress().cloned();
         let work = Box::new(CallWork {
             services: self.services.clone(),
@@ -165,9 +166,10 @@ impl Server {
             target,
             done: self.done_tx.clone(),
         });
-        match in_lane {
-            true => self.agy_lane.push(seq, progress, work),
-            false => self.pool.submit(work),
+        match (in_lane, job_lane) {
+            (true, _) => self.agy_lane.push(seq, progress, work),
+            (false, Lane::Local) => self.local.submit(work),
+            (false, _) => self.pool.submit(work),
         }
     }
 

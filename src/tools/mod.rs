@@ -28,6 +28,9 @@ use crate::{changemode, redact};
 pub enum Lane {
     /// On the event loop at once: cheap tools that never wait for a worker.
     Inline,
+    /// On a small pool of its own: tools that read local files (agy's conversation store), which
+    /// may take a while on a big store but never wait behind model calls.
+    Local,
     /// On the worker pool.
     Worker,
     /// On the worker pool, through the agy lane when the call's backend is agy.

@@ -75,55 +75,64 @@ impl Text {
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
-        deserializer.deserialize_any(TextVisitor)
+        Str::deserialize(deserializer).map(|text| Text(text.0.map(Cow::into_owned)))
     }
 }
 
-struct TextVisitor;
+/// `Text`, borrowed from the input when the string has no escapes.
+pub struct Str<'de>(pub Option<Cow<'de, str>>);
 
-impl<'de> Visitor<'de> for TextVisitor {
-    type Value = Text;
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Str<'de>, D::Error> {
+        deserializer.deserialize_any(StrVisitor)
+    }
+}
+
+struct StrVisitor;
+
+impl<'de> Visitor<'de> for StrVisitor {
+    type Value = Str<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_str<E>(self, text: &str) -> Result<Text, E> {
-        Ok(Text(Some(text.to_string())))
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Str<'de>, E> {
+        Ok(Str(Some(Cow::Borrowed(text))))
     }
 
-    fn visit_string<E>(self, text: String) -> Result<Text, E> {
-        Ok(Text(Some(text)))
+    fn visit_str<E>(self, text: &str) -> Result<Str<'de>, E> {
+        Ok(Str(Some(Cow::Owned(text.to_string()))))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
-        Ok(Text(None))
+    fn visit_bool<E>(self, _: bool) -> Result<Str<'de>, E> {
+        Ok(Str(None))
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
-        Ok(Text(None))
+    fn visit_i64<E>(self, _: i64) -> Result<Str<'de>, E> {
+        Ok(Str(None))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
-        Ok(Text(None))
+    fn visit_u64<E>(self, _: u64) -> Result<Str<'de>, E> {
+        Ok(Str(None))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
-        Ok(Text(None))
+    fn visit_f64<E>(self, _: f64) -> Result<Str<'de>, E> {
+        Ok(Str(None))
     }
 
-    fn visit_unit<E>(self) -> Result<Text, E> {
-        Ok(Text(None))
+    fn visit_unit<E>(self) -> Result<Str<'de>, E> {
+        Ok(Str(None))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Str<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
+        Ok(Str(None))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Str<'de>, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
+        Ok(Str(None))
     }
 }
 
@@ -160,7 +169,7 @@ impl<'de> Visitor<'de> for FieldVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Text, A::Error> {
-        TextVisitor.visit_seq(seq)
+        StrVisitor.visit_seq(seq).map(|_| Text(None))
     }
 
     fn visit_str<E>(self, _: &str) -> Result<Text, E> {

@@ -1,14 +1,19 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies and the conversation listing with its table (`gemini-conversations`).
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::backend::agy::json::{Str, Text};
 use crate::files::fd;
 use crate::js;
 
@@ -125,31 +130,36 @@ impl Store {
     }
 
     /// Conversations with a logs directory, most recently active first, at most `limit` of them.
+    /// Only what the table shows is read: the cwd of the rows kept, and each one's transcript up
+    /// to its first prompt.
     pub fn list_conversations(&self, limit: usize) -> Vec<ConversationRow> {
-        // Inverted to id → cwd; a later entry wins when two directories name the same id.
-        let mut cwd_of = HashMap::new();
-        if let Ok(Some(map)) = self.read_last_conversations() {
-            for (cwd, id) in map {
-                if let Value::String(id) = id {
-                    cwd_of.insert(id, cwd);
-                }
-            }
-        }
         let Ok(ids) = self.brain_ids() else { return Vec::new() };
         let mut rows: Vec<ConversationRow> = ids
             .into_iter()
             .filter_map(|id| {
                 let last_active = self.last_active(&id)?;
-                let cwd = cwd_of.get(&id).cloned();
-                Some(ConversationRow { id, last_active, cwd, first_prompt: None })
+                Some(ConversationRow { id, last_active, cwd: None, first_prompt: None })
             })
             .collect();
         rows.sort_by(|a, b| b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id)));
         rows.truncate(limit);
+        let mut cwd_of = self.cwds_of(rows.iter().map(|row| row.id.as_str()).collect());
         for row in &mut rows {
+            row.cwd = cwd_of.remove(&row.id);
             row.first_prompt = self.first_prompt(&row.id);
         }
         rows
+    }
+
+    /// The working directory `last_conversations.json` maps to each of `ids`, read without
+    /// keeping the rest of it; a later entry wins when two directories name the same id. An
+    /// unreadable file gives none.
+    fn cwds_of(&self, ids: HashSet<&str>) -> HashMap<String, String> {
+        let path = self.base.join("cache").join("last_conversations.json");
+        let Ok(bytes) = read_file(&path) else { return HashMap::new() };
+        let bytes = super::json::mend_surrogates(&bytes);
+        let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
+        CwdsOf { ids: &ids }.deserialize(&mut deserializer).unwrap_or_default()
     }
 
     fn logs_dir(&self, id: &str) -> PathBuf {
@@ -203,17 +213,95 @@ impl Store {
         fallback.is_file().then_some(fallback)
     }
 
+    /// The first `USER_INPUT` entry's content, read line by line up to it.
     fn first_prompt(&self, id: &str) -> Option<String> {
-        let bytes = read_file(&self.logs_dir(id).join("transcript.jsonl")).ok()?;
-        let entries = parse_jsonl(&String::from_utf8_lossy(&bytes));
-        let content =
-            entries.iter().find_map(|entry| match (&entry["type"], &entry["content"]) {
-                (Value::String(kind), Value::String(content)) if kind == "USER_INPUT" => {
-                    Some(content)
+        let file = fd::open_regular(&self.logs_dir(id).join("transcript.jsonl")).ok()?;
+        let mut reader = BufReader::new(file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                return None;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let Some(entry) = super::json::parse::<PromptEntry>(text.as_bytes()) else { continue };
+            if let (Some("USER_INPUT"), Some(content)) = (entry.kind.0.as_deref(), entry.content.0)
+            {
+                return Some(preview(&crate::controls::strip(&content)));
+            }
+        }
+    }
+}
+
+/// What `first_prompt` reads of a transcript entry: its `type` and `content`, when strings.
+#[derive(Default)]
+struct PromptEntry {
+    kind: Text,
+    content: Text,
+}
+
+impl<'de> Deserialize<'de> for PromptEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PromptEntry, D::Error> {
+        deserializer.deserialize_map(PromptEntryVisitor)
+    }
+}
+
+struct PromptEntryVisitor;
+
+impl<'de> Visitor<'de> for PromptEntryVisitor {
+    type Value = PromptEntry;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEntry, A::Error> {
+        let mut entry = PromptEntry::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "type" => entry.kind = map.next_value()?,
+                "content" => entry.content = map.next_value()?,
+                _ => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        Ok(entry)
+    }
+}
+
+/// Reads `last_conversations.json` (`cwd → id`) keeping only the entries whose id is one of `ids`,
+/// inverted to `id → cwd`.
+struct CwdsOf<'a> {
+    ids: &'a HashSet<&'a str>,
+}
+
+impl<'de> DeserializeSeed<'de> for CwdsOf<'_> {
+    type Value = HashMap<String, String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CwdsOf<'_> {
+    type Value = HashMap<String, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = HashMap::new();
+        while let Some(cwd) = map.next_key::<Cow<'de, str>>()? {
+            if let Some(id) = map.next_value::<Str<'de>>()?.0 {
+                if let Some(id) = self.ids.get(id.as_ref()) {
+                    found.insert(id.to_string(), cwd.into_owned());
                 }
-                _ => None,
-            })?;
-        Some(preview(&crate::controls::strip(content)))
+            }
+        }
+        Ok(found)
     }
 }
 
