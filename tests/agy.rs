@@ -1208,3 +1208,57 @@ fn a_ping_is_answered_while_a_big_conversation_store_is_listed() {
     let seven = rows.iter().find(|row| row.starts_with("| `conv-07` |")).unwrap();
     assert!(seven.ends_with(" | /work/here | question 7 |"), "{seven}");
 }
+
+#[test]
+fn terminal_control_sequences_never_reach_what_people_read() {
+    // A clipboard write, a title change, colours, a screen clear and bare carriage returns, in
+    // the answer so far, in a line that is not JSON, in agy's error line and in a status.
+    let script = concat!(
+        "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":",
+        "\"\\u001b]52;c;ZXZpbA==\\u0007Hello \\u001b[31mred\\u001b[0m 10%\\r20%\\n\"}}\n",
+        "Loading \u{1b}]0;pwned\u{7}tools\u{1b}[2J\r\n",
+        "sleep 1.2",
+    );
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("FAKE_AGY_STREAM_SCRIPT", script)
+        .env("FAKE_AGY_STATUS", "\u{1b}[2JPARTIAL\u{7}")
+        .spawn();
+    let id = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}, "_meta": {"progressToken": "c"}}),
+    );
+    let text = relay.response(&id)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("⚠️ agy reported status \"PARTIAL\" for this run.\n\n"), "{text:?}");
+    let progress = relay.take_progress(&json!("c"));
+    let previews: Vec<&str> = progress
+        .iter()
+        .filter_map(|p| p["message"].as_str()?.split_once("\n📝 Output: ...").map(|(_, p)| p))
+        .collect();
+    assert_eq!(previews.last(), Some(&"Hello red 10%\n20%\nLoading tools"), "{previews:#?}");
+    for message in progress.iter().filter_map(|p| p["message"].as_str()) {
+        assert!(!message.contains(['\u{1b}', '\u{7}', '\r']), "{message:?}");
+    }
+
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env(
+            "FAKE_AGY_AGY_ERROR",
+            "\u{1b}]52;c;ZXZpbA==\u{7}model \u{1b}[1mgemini-9\u{1b}[0m is off",
+        )
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: model gemini-9 is off".to_string(), true)
+    );
+
+    // The CLI's own help text, in colour.
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_HELP", "\u{1b}[1mUsage:\u{1b}[0m agy [flags]").spawn();
+    assert_eq!(
+        relay.call_text("gemini-help", json!({})),
+        ("Usage: agy [flags]".to_string(), false)
+    );
+}

@@ -17,6 +17,7 @@ use crate::backend::gemini::Gemini;
 use crate::backend::options::RunOptions;
 use crate::backend::quota::Quota;
 use crate::config::{BackendChoice, Config};
+use crate::controls;
 use crate::exec::Runner;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
@@ -222,9 +223,12 @@ impl Backends {
             state.pending = None;
         }
         drop(state);
+        // A notice may quote agy (a status, an action's name, a model): shown without control
+        // sequences.
         let lines: Vec<String> = notices
             .iter()
-            .map(|n| if n.starts_with(INFO_MARK) { n.clone() } else { format!("⚠️ {n}") })
+            .map(|n| controls::strip(n))
+            .map(|n| if n.starts_with(INFO_MARK) { n.into_owned() } else { format!("⚠️ {n}") })
             .collect();
         format!("{}\n\n{body}", lines.join("\n"))
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use serde_json::{Map, Value, json};
 
+use crate::controls;
 use crate::protocol::jsonrpc::Notification;
 use crate::protocol::stdio::Out;
 
@@ -159,7 +160,7 @@ impl Progress {
         // A call waiting in the agy lane shows its place there instead of its (empty) output.
         let message = match (self.queue_position(), preview(&lock(&self.output))) {
             (Some(ahead), _) => format!("{base}\n{}", queue_line(ahead)),
-            (None, "") => base,
+            (None, preview) if preview.is_empty() => base,
             (None, preview) => format!("{base}\n📝 Output: ...{preview}"),
         };
         self.report(tick_value(k), None, message);
@@ -210,7 +211,7 @@ impl Progress {
         };
         let running = format!("🧠 {}: running for {}", self.tool, elapsed_text(since.elapsed()));
         match preview(&lock(&self.output)) {
-            "" => running,
+            preview if preview.is_empty() => running,
             preview => format!("{running}\n📝 Output: ...{preview}"),
         }
     }
@@ -312,10 +313,11 @@ fn keepalive_text(index: usize, tool: &str) -> String {
     }
 }
 
-/// The last 150 characters of the output, trimmed.
-fn preview(output: &str) -> &str {
+/// The last 150 characters of the output, trimmed, without the control sequences a CLI printed.
+fn preview(output: &str) -> String {
+    let output = controls::strip(output);
     let start = output.char_indices().rev().nth(PREVIEW_CHARS - 1).map_or(0, |(i, _)| i);
-    output[start..].trim()
+    output[start..].trim().to_string()
 }
 
 /// Integers stay integers on the wire (`1`, not `1.0`).
@@ -387,6 +389,7 @@ mod tests {
     #[test]
     fn preview_is_the_trimmed_tail() {
         assert_eq!(preview("  short  "), "short");
+        assert_eq!(preview("\u{1b}[1mbold\u{1b}[0m 1%\r2%"), "bold 1%\n2%");
         let long: String = "é".repeat(100) + &"x".repeat(100);
         let p = preview(&long);
         assert_eq!(p.chars().count(), 150);

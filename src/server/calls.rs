@@ -20,7 +20,7 @@ use crate::server::{Flight, Origin, Server};
 use crate::tools::Lane;
 use crate::tools::catalog::{self, Tool, ToolSpec};
 use crate::tools::validate;
-use crate::{logging, redact};
+use crate::{controls, logging, redact};
 
 /// A tool call's outcome, sent back by whoever finished it.
 pub(super) struct Done {
@@ -378,9 +378,11 @@ pub(super) fn parsed(raw: &RawValue) -> Value {
 /// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with
 /// `isError: true`.
 fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
+    // A failure's text often quotes a CLI (its error line, its stderr): shown without control
+    // sequences.
     let (text, is_error) = match outcome {
         Ok(text) => (text, false),
-        Err(message) => (format!("Error executing {tool}: {message}"), true),
+        Err(message) => (format!("Error executing {tool}: {}", controls::strip(&message)), true),
     };
     let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
     mcp::envelope(result, era)
