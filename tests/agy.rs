@@ -1083,6 +1083,7 @@ fn a_queued_call_counts_the_calls_ahead_down_until_its_run_starts() {
 }
 
 /// A stream-json event line of `bytes` bytes: `head`, then an array of zeros, then `tail`.
+#[cfg(unix)]
 fn big_event(head: &str, tail: &str, bytes: usize) -> String {
     let zeros = (bytes - head.len() - tail.len() - 2) / 2;
     let mut line = String::with_capacity(bytes + 2);
