@@ -58,6 +58,11 @@ pub struct Config {
     /// `PATHEXT` and `LOCALAPPDATA`: what else the Windows search for a bare `agy` reads.
     pub pathext: Option<String>,
     pub local_app_data: Option<String>,
+    /// `GEMINI_MCP_AGY_PARALLEL`: how many agy runs the user's relays start at once.
+    pub agy_parallel: usize,
+    /// `GEMINI_MCP_STATE_DIR`, else the platform's state directory: where jobs and agy's run
+    /// slots live (`None`: no home to put it under).
+    pub state_dir: Option<PathBuf>,
     /// The table's variables that are set and non-empty, in table order, with their raw values.
     pub set: Vec<(&'static str, String)>,
 }
@@ -90,6 +95,8 @@ pub enum ValueKind {
 pub enum Unit {
     Milliseconds,
     Bytes,
+    /// A plain count.
+    Count,
 }
 
 /// One row of the table.
@@ -240,6 +247,33 @@ pub static VARS: &[EnvVar] = &[
         windows_only: false,
     },
     EnvVar {
+        name: "GEMINI_MCP_AGY_PARALLEL",
+        kind: ValueKind::Integer {
+            default: 2,
+            min: 1,
+            max: 8,
+            unit: Unit::Count,
+            set: |c, v| c.agy_parallel = usize::try_from(v).unwrap_or(1),
+        },
+        help: "How many agy runs may go at once, counted across every relay of the user (through \
+               lock files in the state directory). Two turns of one conversation never overlap, \
+               and a run that may edit files has its project to itself.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
+        name: "GEMINI_MCP_STATE_DIR",
+        kind: ValueKind::Path {
+            default: "`$XDG_STATE_HOME/gemini-relay`, else `~/.local/state/gemini-relay` \
+                      (Windows: `%LOCALAPPDATA%\\gemini-relay`)",
+            set: |c, v| c.state_dir = v,
+        },
+        help: "Private directory shared by every relay of the user (created 0700; refused when \
+               another user owns it or others may write in it).",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
         name: "RUST_LOG",
         kind: ValueKind::LogFilter { default: "info" },
         help: "stderr log filter. `gemini-relay config` leaves it out, because a shell often sets \
@@ -267,10 +301,12 @@ impl Config {
             progress_interval: Duration::ZERO,
             max_message_bytes: 0,
             max_output_bytes: 0,
+            agy_parallel: 0,
             home: get(HOME_VAR).filter(|h| !h.is_empty()).map(PathBuf::from),
             path: get("PATH"),
             pathext: get("PATHEXT"),
             local_app_data: get("LOCALAPPDATA"),
+            state_dir: None,
             set: Vec::new(),
         };
         for var in VARS {
@@ -281,6 +317,9 @@ impl Config {
             if let Some(raw) = raw.filter(|raw| !raw.is_empty()) {
                 config.set.push((var.name, raw));
             }
+        }
+        if config.state_dir.is_none() {
+            config.state_dir = default_state_dir(&config, get("XDG_STATE_HOME"));
         }
         config
     }
@@ -403,6 +442,7 @@ impl EnvVar {
             ValueKind::Integer { min, max, unit: Unit::Bytes, .. } => {
                 format!("`{min}` to `{max}` bytes ({} to {})", bytes(min), bytes(max))
             }
+            ValueKind::Integer { min, max, unit: Unit::Count, .. } => format!("`{min}` to `{max}`"),
             ValueKind::Switch { .. } => "`1`, `true` or `yes` (any case) is on".to_string(),
             ValueKind::Flag { .. } => "any non-empty value is on".to_string(),
             ValueKind::Text { .. } => "text".to_string(),
@@ -417,6 +457,21 @@ impl EnvVar {
             }
         }
     }
+}
+
+/// The platform's place for the state directory: `%LOCALAPPDATA%\gemini-relay` on Windows; else
+/// `$XDG_STATE_HOME/gemini-relay` when that is absolute (the XDG rule: a relative one is ignored),
+/// else `~/.local/state/gemini-relay`.
+fn default_state_dir(config: &Config, xdg_state_home: Option<String>) -> Option<PathBuf> {
+    let base = if cfg!(windows) {
+        config.local_app_data.as_ref().map(PathBuf::from).filter(|dir| dir.is_absolute())
+    } else {
+        xdg_state_home
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| config.home.as_ref().map(|home| home.join(".local").join("state")))
+    };
+    base.map(|base| base.join("gemini-relay"))
 }
 
 /// `n` bytes as the largest binary unit that divides it, e.g. `64 MiB`.
@@ -666,6 +721,27 @@ mod tests {
         for off in ["0", "no", "", "on"] {
             assert!(!config(&[("AGY_MCP_PTY", off)]).agy_pty, "{off}");
         }
+    }
+
+    #[test]
+    fn the_state_dir_is_the_variable_else_the_platforms_state_directory() {
+        let set = config(&[("GEMINI_MCP_STATE_DIR", " /srv/state "), ("XDG_STATE_HOME", "/x")]);
+        assert_eq!(set.state_dir, Some(PathBuf::from("/srv/state")));
+        let vars = [(HOME_VAR, "/home/u"), ("LOCALAPPDATA", r"C:\Users\u\AppData\Local")];
+        let (xdg, relative) = (
+            [vars[0], vars[1], ("XDG_STATE_HOME", "/x")],
+            [vars[0], vars[1], ("XDG_STATE_HOME", "x")],
+        );
+        if cfg!(windows) {
+            let expected = PathBuf::from(r"C:\Users\u\AppData\Local\gemini-relay");
+            assert_eq!(config(&xdg).state_dir, Some(expected));
+        } else {
+            assert_eq!(config(&xdg).state_dir, Some(PathBuf::from("/x/gemini-relay")));
+            let home = PathBuf::from("/home/u/.local/state/gemini-relay");
+            assert_eq!(config(&relative).state_dir, Some(home.clone()));
+            assert_eq!(config(&vars).state_dir, Some(home));
+        }
+        assert_eq!(config(&[]).state_dir, None);
     }
 
     #[test]

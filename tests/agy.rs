@@ -483,9 +483,10 @@ fn timeouts_are_terminal_on_agy() {
 }
 
 #[test]
-fn agy_runs_are_serialized_in_arrival_order() {
+fn at_a_cap_of_one_agy_runs_go_one_at_a_time_in_arrival_order() {
     let fakes = Fakes::new();
-    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.3").spawn();
+    let mut relay =
+        agy(&fakes).env("FAKE_SLEEP", "0.3").env("GEMINI_MCP_AGY_PARALLEL", "1").spawn();
     let ids: Vec<Value> = (0..3)
         .map(|i| {
             relay.send_request(
@@ -572,8 +573,11 @@ fn a_deeply_nested_event_line_does_not_bring_the_relay_down() {
 #[test]
 fn a_plan_reports_its_planning_message_when_its_run_starts() {
     let fakes = Fakes::new();
-    let mut relay =
-        agy(&fakes).env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100").env("FAKE_SLEEP", "1.5").spawn();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("FAKE_SLEEP", "1.5")
+        .env("GEMINI_MCP_AGY_PARALLEL", "1")
+        .spawn();
     let first = relay.send_request(
         "tools/call",
         json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
@@ -606,9 +610,10 @@ fn a_plan_reports_its_planning_message_when_its_run_starts() {
 }
 
 #[test]
-fn a_queued_call_cancelled_by_the_client_never_runs() {
+fn a_waiting_call_cancelled_by_the_client_never_runs() {
     let fakes = Fakes::new();
-    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.5").spawn();
+    let mut relay =
+        agy(&fakes).env("FAKE_SLEEP", "0.5").env("GEMINI_MCP_AGY_PARALLEL", "1").spawn();
     let first = relay.send_request(
         "tools/call",
         json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
@@ -635,9 +640,10 @@ fn a_queued_call_cancelled_by_the_client_never_runs() {
 }
 
 #[test]
-fn gemini_cancel_leaves_queued_calls_alone() {
+fn gemini_cancel_leaves_waiting_calls_alone() {
     let fakes = Fakes::new();
-    let mut relay = agy(&fakes).env("FAKE_SLEEP", "0.6").spawn();
+    let mut relay =
+        agy(&fakes).env("FAKE_SLEEP", "0.6").env("GEMINI_MCP_AGY_PARALLEL", "1").spawn();
     let first = relay.send_request(
         "tools/call",
         json!({"name": "gemini-ask", "arguments": {"prompt": "first"}}),
@@ -988,31 +994,15 @@ fn a_300_kb_json_schema_is_refused_before_spawning() {
 
 #[test]
 fn two_concurrent_image_calls_each_get_their_own_file() {
+    // The two runs go side by side, each in a conversation of its own (as agy's fresh runs are),
+    // and the reply links no image: each call must find its run's image, not the other's newer one.
     let fakes = Fakes::new();
-    let mut relay =
-        agy(&fakes).env("FAKE_AGY_IMAGE", "nolink").env("FAKE_AGY_RESPONSE", "Here it is.").spawn();
-    // A conversation full of older images makes each call's scan for its image take a while. A
-    // second run that started before the first call's scan ended would write a newer image, in
-    // the directory scanned last (`c1`, the fake's conversation), that the first call would take.
-    // The busy conversation lives on a tmpfs where there is one: files are cheap to create there.
-    let brain = relay.home.join(".gemini/antigravity-cli/brain");
-    fs::create_dir_all(&brain).unwrap();
-    // (Windows has no /dev/shm, and a link needs privileges there: the conversation is made in
-    // place.)
-    #[cfg(unix)]
-    let (_busy_dir, busy) = {
-        let shm = std::path::Path::new("/dev/shm");
-        let dir = if shm.is_dir() { TempDir::new_in(shm, "busy") } else { TempDir::new("busy") };
-        std::os::unix::fs::symlink(&dir.path, brain.join("a-busy-conversation")).unwrap();
-        let path = dir.path.clone();
-        (dir, path)
-    };
-    #[cfg(not(unix))]
-    let busy = brain.join("a-busy-conversation");
-    fs::create_dir_all(&busy).unwrap();
-    for n in 0..10_000 {
-        fs::File::create(busy.join(format!("old_{n:05}.png"))).unwrap();
-    }
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_IMAGE", "nolink")
+        .env("FAKE_AGY_CONVERSATION_ID", "@pid")
+        .env("FAKE_AGY_RESPONSE", "Here it is.")
+        .env("FAKE_SLEEP", "0.5")
+        .spawn();
     let ids: Vec<Value> = (0..2)
         .map(|n| {
             relay.send_request(
@@ -1033,17 +1023,37 @@ fn two_concurrent_image_calls_each_get_their_own_file() {
             }
         })
         .collect();
-    let c1 = relay.home.path.join(".gemini").join("antigravity-cli").join("brain").join("c1");
-    let expected =
-        [c1.join("image_1.png"), c1.join("image_2.png")].map(|p| p.display().to_string());
+    let runs = fakes.prompt_runs();
+    assert_eq!(runs.len(), 2);
+    let records = fakes.records();
+    let end = |run: &util::Invocation| {
+        let end = records.iter().find(|r| r["event"] == "end" && r["pid"] == run.record["pid"]);
+        end.unwrap()["t_ms"].as_i64().unwrap()
+    };
+    let start = |run: &util::Invocation| run.record["t_ms"].as_i64().unwrap();
+    assert!(
+        start(&runs[1]) < end(&runs[0]) && start(&runs[0]) < end(&runs[1]),
+        "the runs overlapped"
+    );
+    let brain = relay.home.path.join(".gemini").join("antigravity-cli").join("brain");
+    let expected: Vec<String> = (0..2)
+        .map(|n| {
+            let run = runs.iter().find(|run| run.stdin_text().contains(&format!("image {n}")));
+            let conversation = format!("c{}", run.unwrap().pid());
+            brain.join(conversation).join("image_1.png").display().to_string()
+        })
+        .collect();
     assert_eq!(files, expected, "each call reports the image its own run wrote");
 }
 
 #[test]
-fn a_queued_call_counts_the_calls_ahead_down_until_its_run_starts() {
+fn a_waiting_call_counts_this_relays_calls_ahead_down_until_its_run_starts() {
     let fakes = Fakes::new();
-    let mut relay =
-        agy(&fakes).env("FAKE_SLEEP", "0.4").env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "40").spawn();
+    let mut relay = agy(&fakes)
+        .env("FAKE_SLEEP", "0.4")
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "40")
+        .env("GEMINI_MCP_AGY_PARALLEL", "1")
+        .spawn();
     let ahead: Vec<Value> = (0..3)
         .map(|n| {
             relay.send_request(
@@ -1065,20 +1075,28 @@ fn a_queued_call_counts_the_calls_ahead_down_until_its_run_starts() {
         .iter()
         .map(|p| p["message"].as_str().unwrap().to_string())
         .collect();
-    let mut places: Vec<&str> = Vec::new();
+    let mut waits: Vec<&str> = Vec::new();
     let mut started = false;
     for message in &messages {
-        match message.split_once("\n⏳ Queued for agy: ") {
-            Some((_, place)) => {
-                assert!(!started, "queued again after its run started: {messages:#?}");
-                if places.last() != Some(&place) {
-                    places.push(place);
+        match message.split_once("\n⏳ Waiting for agy: ") {
+            Some((_, why)) => {
+                assert!(!started, "waiting again after its run started: {messages:#?}");
+                if waits.last() != Some(&why) {
+                    waits.push(why);
                 }
             }
-            None => started = !places.is_empty(),
+            None => started = !waits.is_empty(),
         }
     }
-    assert_eq!(places, ["2 call(s) ahead", "1 call(s) ahead", "0 call(s) ahead"], "{messages:#?}");
+    assert_eq!(
+        waits,
+        [
+            "1 of 1 runs busy, 2 call(s) of this relay ahead",
+            "1 of 1 runs busy, 1 call(s) of this relay ahead",
+            "1 of 1 runs busy, 0 call(s) of this relay ahead"
+        ],
+        "{messages:#?}"
+    );
     assert!(started, "its run's progress follows: {messages:#?}");
 }
 

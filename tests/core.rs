@@ -128,9 +128,9 @@ fn every_call_is_answered_when_the_relay_may_not_start_more_threads() {
 
 #[cfg(unix)]
 #[test]
-fn a_call_without_a_worker_is_answered_and_the_agy_lane_moves_on() {
+fn a_call_without_a_worker_is_answered_and_its_agy_slot_is_released() {
     // So little address space that hardly any worker can start: calls that get none are answered
-    // -32603 at once, the agy lane moves on to the next call, and the relay keeps serving.
+    // -32603 at once, the agy slot each held goes to the next call, and the relay keeps serving.
     let fakes = Fakes::new();
     let mut relay = fakes
         .setup()
@@ -160,7 +160,7 @@ fn a_call_without_a_worker_is_answered_and_the_agy_lane_moves_on() {
     assert!(!refused.is_empty(), "the limit left room for every worker; lower it");
     assert!(refused[0]["error"]["message"].as_str().unwrap().contains("could not start a worker"));
     assert_eq!(relay.request("ping", json!({}))["result"], json!({}));
-    // Every agy call was answered (none waits forever behind a call that never left the lane),
+    // Every agy call was answered (none waits forever for a slot a refused call still held),
     // and once the workers are free again a model call runs.
     let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "again"}));
     assert!(!is_error && text.contains("FAKE-ANSWER"), "{text}");

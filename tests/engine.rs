@@ -289,20 +289,25 @@ fn stdin_eof_kills_children_and_exits() {
 }
 
 #[test]
-fn at_end_of_input_calls_waiting_in_the_agy_lane_never_start() {
+fn at_end_of_input_calls_waiting_for_agy_never_start() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_HANG", "1").spawn();
-    for n in 0..3 {
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "agy")
+        .env("FAKE_HANG", "1")
+        .env("GEMINI_MCP_AGY_PARALLEL", "2")
+        .spawn();
+    for n in 0..4 {
         let args = json!({"prompt": format!("p{n}")});
         relay.send_request("tools/call", json!({"name": "gemini-ask", "arguments": args}));
     }
-    wait_for_runs(&fakes, 1);
+    wait_for_runs(&fakes, 2);
     relay.close_stdin();
     assert!(relay.wait_exit(Duration::from_secs(5)).is_some(), "exits");
     assert!(fakes.leftovers(relay.pid(), Duration::from_secs(2)).is_empty());
-    assert_eq!(fakes.prompt_runs().len(), 1);
+    assert_eq!(fakes.prompt_runs().len(), 2);
     let stderr = relay.stderr();
-    assert_eq!(stderr.matches("Starting: agy").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("Starting: agy").count(), 2, "{stderr}");
 }
 
 #[cfg(unix)]

@@ -402,12 +402,14 @@ fn no_fallback_after_a_cancel() {
 }
 
 #[test]
-fn a_fallback_run_keeps_its_place_in_the_agy_queue() {
+fn a_fallback_run_goes_in_its_calls_slot() {
+    // One slot: the fallback run takes no new one, so it runs before the waiting second call.
     let fakes = Fakes::new();
     let mut relay = agy(&fakes)
         .env("FAKE_AGY_QUOTA", "overages")
         .env("FAKE_QUOTA_MODEL", PRO)
         .env("FAKE_SLEEP", "0.3")
+        .env("GEMINI_MCP_AGY_PARALLEL", "1")
         .spawn();
     let first = relay.send_request(
         "tools/call",

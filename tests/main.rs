@@ -18,8 +18,15 @@ mod engine;
 // The MCP tasks extension.
 mod tasks;
 
+// The tasks of the 2025-11-25 revision, and the JSON schema their answers are checked against.
+mod mcp_schema;
+mod tasks2025;
+
 // The agy backend and the model tools.
 mod agy;
+
+// agy runs side by side: the cap across relays, one turn per conversation, one editor per project.
+mod parallel;
 
 // The real CLIs' failure modes: error lines, quotas and the fallback model, cut-off answers, denied
 // approvals, another answering model, agy updated on disk, the default model.

@@ -242,10 +242,11 @@ fn tasks_get_is_answered_promptly_with_64_tasks_in_flight() {
 }
 
 #[test]
-fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
+fn a_task_waiting_for_agy_says_why_until_its_run_starts() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("FAKE_SLEEP", "2.5").spawn();
-    let requests: Vec<Value> = ["first", "second", "third"]
+    let mut relay =
+        fakes.setup().env("FAKE_SLEEP", "2.5").env("GEMINI_MCP_AGY_PARALLEL", "2").spawn();
+    let requests: Vec<Value> = ["first", "second", "third", "fourth", "fifth"]
         .iter()
         .map(|prompt| {
             let params = call_params("gemini-ask", json!({"prompt": prompt}), true);
@@ -254,19 +255,25 @@ fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
         .collect();
     let answers: Vec<Value> =
         requests.iter().map(|id| relay.response(id)["result"].clone()).collect();
-    // A first poll says where each call is.
+    // A first poll says where each call is: two run, three wait for a slot.
     let polled: Vec<Value> =
         answers.iter().map(|task| get(&mut relay, &task["taskId"])["result"].clone()).collect();
-    let [first, second, third] = [&polled[0], &polled[1], &polled[2]];
+    let [first, second, third, fourth, fifth] = [0, 1, 2, 3, 4].map(|n| &polled[n]);
     assert!(running_for(first, "gemini-ask", 0..=1), "{first}");
-    assert_eq!(second["statusMessage"], "⏳ Queued for agy: 0 call(s) ahead");
-    assert_eq!(third["statusMessage"], "⏳ Queued for agy: 1 call(s) ahead");
-    wait_for_runs(&fakes, 2);
-    let moved = get(&mut relay, &third["taskId"])["result"].clone();
-    assert_eq!(moved["statusMessage"], "⏳ Queued for agy: 0 call(s) ahead");
-    assert_ne!(moved["lastUpdatedAt"], third["lastUpdatedAt"]);
+    assert!(running_for(second, "gemini-ask", 0..=1), "{second}");
+    let busy = |ahead| {
+        format!("⏳ Waiting for agy: 2 of 2 runs busy, {ahead} call(s) of this relay ahead")
+    };
+    assert_eq!(third["statusMessage"], busy(0));
+    assert_eq!(fourth["statusMessage"], busy(1));
+    assert_eq!(fifth["statusMessage"], busy(2));
+    // The first two runs end together and the next two start: the fifth waits 2.5 s more.
+    wait_for_runs(&fakes, 4);
+    let moved = get(&mut relay, &fifth["taskId"])["result"].clone();
+    assert_eq!(moved["statusMessage"], busy(0));
+    assert_ne!(moved["lastUpdatedAt"], fifth["lastUpdatedAt"]);
     // A run that just started counts its time from its start, not from its wait (2.5 s).
-    let started = get(&mut relay, &second["taskId"])["result"].clone();
+    let started = get(&mut relay, &third["taskId"])["result"].clone();
     let message = started["statusMessage"].as_str().unwrap();
     assert!(
         ["0s", "1s"].iter().any(|t| message == format!("🧠 gemini-ask: running for {t}")),
@@ -275,9 +282,37 @@ fn a_task_waiting_for_agy_shows_its_place_until_its_run_starts() {
 }
 
 #[test]
-fn queued_agy_tasks_complete_in_arrival_order() {
+fn a_task_waiting_for_its_conversation_or_for_an_editor_says_so() {
     let fakes = Fakes::new();
-    let mut relay = fakes.setup().env("FAKE_SLEEP", "1.2").spawn();
+    let mut relay =
+        fakes.setup().env("FAKE_SLEEP", "2.5").env("GEMINI_MCP_AGY_PARALLEL", "4").spawn();
+    let turn = json!({"prompt": "turn", "conversationId": "conv-3"});
+    start_task(&mut relay, "gemini-ask", turn.clone());
+    wait_for_runs(&fakes, 1);
+    let next_turn = start_task(&mut relay, "gemini-ask", turn);
+    let editor =
+        start_task(&mut relay, "gemini-ask", json!({"prompt": "e", "mode": "accept-edits"}));
+    let status = |relay: &mut Relay, task: &Value| {
+        get(relay, &task["taskId"])["result"]["statusMessage"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        status(&mut relay, &next_turn),
+        "⏳ Waiting for the previous turn of this conversation to finish"
+    );
+    assert_eq!(
+        status(&mut relay, &editor),
+        "⏳ Waiting for a run that may edit this project to finish"
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1, "neither has started");
+    assert_eq!(wait_done(&mut relay, &editor["taskId"])["status"], "completed");
+    assert_eq!(wait_done(&mut relay, &next_turn["taskId"])["status"], "completed");
+}
+
+#[test]
+fn at_a_cap_of_one_agy_tasks_complete_in_arrival_order() {
+    let fakes = Fakes::new();
+    let mut relay =
+        fakes.setup().env("FAKE_SLEEP", "1.2").env("GEMINI_MCP_AGY_PARALLEL", "1").spawn();
     let requests: Vec<Value> = (0..3)
         .map(|n| {
             let args = json!({"prompt": format!("p{n}")});
@@ -287,7 +322,7 @@ fn queued_agy_tasks_complete_in_arrival_order() {
     let ids: Vec<Value> =
         requests.iter().map(|id| relay.response(id)["result"]["taskId"].clone()).collect();
     assert!(ids.iter().all(Value::is_string), "{ids:?}");
-    // While the first runs, the others wait in the agy queue and read `working`.
+    // While the first runs, the others wait for agy and read `working`.
     assert_eq!(get(&mut relay, &ids[2])["result"]["status"], "working");
     let mut finished = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -358,10 +393,14 @@ fn a_call_cancelled_while_it_waits_for_a_worker_never_starts_its_cli() {
 }
 
 #[test]
-fn a_task_cancelled_while_it_waits_in_the_agy_lane_never_runs() {
+fn a_task_cancelled_while_it_waits_for_agy_never_runs() {
     let fakes = Fakes::new();
-    // Each run is longer than the wait, so each call becomes a task.
-    let mut relay = fakes.setup().env("GEMINI_MCP_BACKEND", "agy").env("FAKE_SLEEP", "1.5").spawn();
+    let mut relay = fakes
+        .setup()
+        .env("GEMINI_MCP_BACKEND", "agy")
+        .env("FAKE_SLEEP", "1.5")
+        .env("GEMINI_MCP_AGY_PARALLEL", "1")
+        .spawn();
     let requests: Vec<Value> = ["first", "second", "third"]
         .iter()
         .map(|prompt| {
@@ -643,8 +682,9 @@ fn the_task_answer_goes_out_at_once_while_every_worker_and_agy_are_busy() {
         .env("GEMINI_MCP_TEST_TOOLS", "1")
         .env("FAKE_HANG", "1")
         .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("GEMINI_MCP_AGY_PARALLEL", "1")
         .spawn();
-    // One agy run holds the lane, 64 tasks hold every worker.
+    // The only agy slot is taken, 64 tasks hold every worker.
     start_task(&mut relay, "gemini-ask", json!({"prompt": "first"}));
     wait_for_runs(&fakes, 1);
     start_tasks(&mut relay, "gemini-timeout-test", json!({"duration": 5000}), 64);

@@ -237,7 +237,7 @@ impl Backends {
 /// Runs one prompt through `backend`, the one decided for its call: the pending notices and the
 /// capability notices, the default model, the prompt prepared for that backend, then its run with
 /// the call's runner. A run that fails because its model's quota is exhausted is retried once with
-/// the fallback model, inside the same call (on agy, inside its run in the agy lane).
+/// the fallback model, inside the same call (on agy, in the slot of its call).
 pub fn run_with_backend(
     backends: &Backends,
     backend: Backend,
@@ -353,20 +353,20 @@ fn capability_notices(backend: Backend, options: &mut RunOptions) -> Vec<String>
     let caps = backend.capabilities();
     let name = backend.name();
     let mut notices = Vec::new();
-    if !caps.model_selection {
-        if let Some(model) = options.model.take().filter(|m| !m.is_empty()) {
-            notices.push(format!("Backend \"{name}\" ignores model selection (print-mode is gemini-3.8-flash-high-only); \"{model}\" was not applied."));
-        }
+    if !caps.model_selection
+        && let Some(model) = options.model.take().filter(|m| !m.is_empty())
+    {
+        notices.push(format!("Backend \"{name}\" ignores model selection (print-mode is gemini-3.8-flash-high-only); \"{model}\" was not applied."));
     }
-    if !caps.reasoning_effort {
-        if let Some(effort) = options.effort.take().filter(|e| !e.is_empty()) {
-            notices.push(format!("Backend \"{name}\" does not support reasoning effort configuration; \"{effort}\" was ignored."));
-        }
+    if !caps.reasoning_effort
+        && let Some(effort) = options.effort.take().filter(|e| !e.is_empty())
+    {
+        notices.push(format!("Backend \"{name}\" does not support reasoning effort configuration; \"{effort}\" was ignored."));
     }
-    if !caps.modes {
-        if let Some(mode) = options.mode.take().filter(|m| !m.is_empty()) {
-            notices.push(format!("Backend \"{name}\" does not support execution mode \"{mode}\"."));
-        }
+    if !caps.modes
+        && let Some(mode) = options.mode.take().filter(|m| !m.is_empty())
+    {
+        notices.push(format!("Backend \"{name}\" does not support execution mode \"{mode}\"."));
     }
     if !caps.structured_output && options.json_schema_arg().is_some() {
         notices.push(format!("Backend \"{name}\" does not support JSON schema enforcement."));

@@ -31,14 +31,14 @@ pub struct Progress {
     ticks: Mutex<u64>,
     /// The rolling tail of everything the call printed.
     output: Mutex<String>,
-    /// Waiting in the agy queue, or running since when.
+    /// Waiting for agy, or running since when.
     phase: Mutex<Phase>,
 }
 
-/// Where a call is: waiting for agy with this many calls ahead, or running since an instant.
-#[derive(Clone, Copy)]
+/// Where a call is: waiting for agy (the line saying why), or running since an instant.
+#[derive(Clone)]
 enum Phase {
-    Queued(usize),
+    Waiting(String),
     Running(Instant),
 }
 
@@ -78,15 +78,15 @@ impl Progress {
         })
     }
 
-    /// The call's place in the agy lane: `ahead` calls wait before it, or (`None`) its run starts
-    /// and its running time counts from then.
-    pub fn queued(&self, ahead: Option<usize>) {
+    /// Why the call waits for agy (`why`, a line a person reads), or (`None`) its run starts and
+    /// its running time counts from then.
+    pub fn waiting(&self, why: Option<String>) {
         let mut phase = lock(&self.phase);
-        *phase = match (ahead, *phase) {
-            (Some(ahead), _) => Phase::Queued(ahead),
-            (None, Phase::Queued(_)) => Phase::Running(Instant::now()),
-            (None, running) => running,
-        };
+        match (why, &*phase) {
+            (Some(why), _) => *phase = Phase::Waiting(why),
+            (None, Phase::Waiting(_)) => *phase = Phase::Running(Instant::now()),
+            (None, Phase::Running(_)) => (),
+        }
     }
 
     /// The call's run starts now (a worker took it): its running time counts from here, not from
@@ -110,10 +110,10 @@ impl Progress {
         self.append(text, true);
     }
 
-    /// How many calls wait ahead of this one in the agy lane; `None` when it is not waiting there.
-    pub fn queue_position(&self) -> Option<usize> {
-        match *lock(&self.phase) {
-            Phase::Queued(ahead) => Some(ahead),
+    /// Why the call waits for agy; `None` when it does not.
+    pub fn waiting_text(&self) -> Option<String> {
+        match &*lock(&self.phase) {
+            Phase::Waiting(why) => Some(why.clone()),
             Phase::Running(_) => None,
         }
     }
@@ -157,9 +157,9 @@ impl Progress {
         *ticks += 1;
         let k = *ticks;
         let base = keepalive_text((k - 1) as usize, self.tool);
-        // A call waiting in the agy lane shows its place there instead of its (empty) output.
-        let message = match (self.queue_position(), preview(&lock(&self.output))) {
-            (Some(ahead), _) => format!("{base}\n{}", queue_line(ahead)),
+        // A call waiting for agy shows why instead of its (empty) output.
+        let message = match (self.waiting_text(), preview(&lock(&self.output))) {
+            (Some(why), _) => format!("{base}\n{why}"),
             (None, preview) if preview.is_empty() => base,
             (None, preview) => format!("{base}\n📝 Output: ...{preview}"),
         };
@@ -191,23 +191,23 @@ impl Progress {
     pub fn silence(&self) {
         // Taken so that a keepalive being queued now is queued before this returns, and none after.
         let _ticks = lock(&self.ticks);
-        if self.open.swap(false, Ordering::SeqCst) {
-            if let Sink::Status(status) = &self.sink {
-                *lock(status) = Some(format!("❌ {} cancelled", self.tool));
-            }
+        if self.open.swap(false, Ordering::SeqCst)
+            && let Sink::Status(status) = &self.sink
+        {
+            *lock(status) = Some(format!("❌ {} cancelled", self.tool));
         }
     }
 
-    /// A task's status text as of now: the queue line while it waits for agy, else how long it
+    /// A task's status text as of now: why it waits while it waits for agy, else how long it
     /// has been running and the tail of its output; its last message once it is over.
     pub fn status_text(&self) -> String {
         let Sink::Status(last) = &self.sink else { return String::new() };
         if let Some(last) = &*lock(last) {
             return last.clone();
         }
-        let since = match *lock(&self.phase) {
-            Phase::Queued(ahead) => return queue_line(ahead),
-            Phase::Running(since) => since,
+        let since = match &*lock(&self.phase) {
+            Phase::Waiting(why) => return why.clone(),
+            Phase::Running(since) => *since,
         };
         let running = format!("🧠 {}: running for {}", self.tool, elapsed_text(since.elapsed()));
         match preview(&lock(&self.output)) {
@@ -225,10 +225,10 @@ impl Progress {
     /// (the next one carries a higher value), so the ticker never waits on one call's output
     /// while holding that call's lock.
     fn report(&self, progress: f64, total: Option<f64>, message: String) {
-        if let Sink::Client { out, .. } = &self.sink {
-            if let Some(notification) = self.notification(progress, total, message) {
-                let _ = out.try_send(notification.into());
-            }
+        if let Sink::Client { out, .. } = &self.sink
+            && let Some(notification) = self.notification(progress, total, message)
+        {
+            let _ = out.try_send(notification.into());
         }
     }
 
@@ -271,11 +271,6 @@ pub fn token_of(params: &Value) -> Option<Value> {
         token @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
         _ => None,
     }
-}
-
-/// What a call waiting in the agy lane shows: how many calls wait ahead of it.
-pub fn queue_line(ahead: usize) -> String {
-    format!("⏳ Queued for agy: {ahead} call(s) ahead")
 }
 
 fn starting_text(tool: &str) -> String {
@@ -465,18 +460,18 @@ mod tests {
     }
 
     #[test]
-    fn a_queued_task_shows_its_place_and_its_running_time_starts_with_its_run() {
+    fn a_waiting_task_shows_why_and_its_running_time_starts_with_its_run() {
         let progress = Progress::status("gemini-ask");
         *lock(&progress.phase) = Phase::Running(Instant::now() - Duration::from_secs(30));
-        progress.queued(Some(2));
-        assert_eq!(progress.status_text(), "⏳ Queued for agy: 2 call(s) ahead");
-        progress.queued(Some(0));
-        assert_eq!(progress.status_text(), "⏳ Queued for agy: 0 call(s) ahead");
-        progress.queued(None);
+        progress.waiting(Some("⏳ first reason".into()));
+        assert_eq!(progress.status_text(), "⏳ first reason");
+        progress.waiting(Some("⏳ second reason".into()));
+        assert_eq!(progress.status_text(), "⏳ second reason");
+        progress.waiting(None);
         assert_eq!(progress.status_text(), "🧠 gemini-ask: running for 0s");
         // A call that never waited keeps its clock.
         *lock(&progress.phase) = Phase::Running(Instant::now() - Duration::from_secs(3));
-        progress.queued(None);
+        progress.waiting(None);
         assert_eq!(progress.status_text(), "🧠 gemini-ask: running for 3s");
     }
 
@@ -500,7 +495,7 @@ mod tests {
     }
 
     #[test]
-    fn a_queued_call_shows_its_place_until_its_run_starts() {
+    fn a_waiting_call_shows_why_until_its_run_starts() {
         let (out, written) = Out::memory();
         let progress = Progress::client(json!("q"), "gemini-ask", out);
         let keepalive = || {
@@ -511,12 +506,14 @@ mod tests {
             tick.params["message"].as_str().unwrap().to_string()
         };
         progress.note("a tool message");
-        progress.queued(Some(2));
+        progress.waiting(Some(
+            "⏳ Waiting for agy: 2 of 2 runs busy, 1 call(s) of this relay ahead".into(),
+        ));
         assert_eq!(
             keepalive(),
-            "🧠 gemini-ask - Gemini is analyzing your request...\n⏳ Queued for agy: 2 call(s) ahead"
+            "🧠 gemini-ask - Gemini is analyzing your request...\n⏳ Waiting for agy: 2 of 2 runs busy, 1 call(s) of this relay ahead"
         );
-        progress.queued(None);
+        progress.waiting(None);
         assert_eq!(
             keepalive(),
             "📊 gemini-ask - Processing files and generating insights...\n📝 Output: ...a tool message"

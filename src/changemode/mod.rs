@@ -83,11 +83,11 @@ pub fn process_change_mode_output(
     let cached_request = cache_key.filter(|key| !key.is_empty() && index.is_given());
     if let Some(key) = cached_request {
         let cached = cache.get(key);
-        if let Some(chunks) = &cached {
-            if let Some(i) = index.select(chunks.len()) {
-                log::debug!("Using cached chunk {i} of {}", chunks.len());
-                return render_cached_chunk(chunks, i, key);
-            }
+        if let Some(chunks) = &cached
+            && let Some(i) = index.select(chunks.len())
+        {
+            log::debug!("Using cached chunk {i} of {}", chunks.len());
+            return render_cached_chunk(chunks, i, key);
         }
         if js::trim(raw).is_empty() {
             let shown = shown_index(chunk_index, &index);

@@ -250,10 +250,10 @@ impl<'s, 'a> Primary<'s, 'a> {
         let after_label = start + "**FILE:".len();
         let name_start = self.scan.space_run_end(after_label);
         // The greedy `\s*` keeps the whole run when a colon later on the line completes.
-        if let Some(colon) = first_at_or_after(&self.good_colons, name_start + 1) {
-            if self.scan.single_line(name_start, colon) {
-                return Some((name_start, colon));
-            }
+        if let Some(colon) = first_at_or_after(&self.good_colons, name_start + 1)
+            && self.scan.single_line(name_start, colon)
+        {
+            return Some((name_start, colon));
         }
         // Otherwise `\s*` gives back one space so that `(.+?)` is that space and the colon right
         // after the run completes; giving back more only adds spaces or crosses a line end.

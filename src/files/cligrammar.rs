@@ -122,14 +122,13 @@ fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&next) = chars.peek() {
-                if !is_line_terminator(next) {
-                    out.push(next);
-                    chars.next();
-                    continue;
-                }
-            }
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && !is_line_terminator(next)
+        {
+            out.push(next);
+            chars.next();
+            continue;
         }
         out.push(c);
     }

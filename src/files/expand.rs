@@ -13,7 +13,7 @@ use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::glob::{self, Glob};
 use crate::files::inline::{Inliner, Outcome};
 use crate::files::jail::Project;
-use crate::files::{CANCELLED, scan, walk};
+use crate::files::{CANCELLED, path, scan, walk};
 
 /// Runs the jail check, then replaces each `@` token that starts the prompt or follows whitespace
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
@@ -243,10 +243,7 @@ impl<'s> Expansion<'s> {
         out: &mut String,
     ) -> bool {
         let id = self.file_id(rel.to_vec(), String::from_utf8_lossy(rel).into_owned());
-        let reference = match cfg!(windows) {
-            true => Cow::Owned(reference.replace('\\', "/")),
-            false => Cow::Borrowed(reference),
-        };
+        let reference = path::with_slashes(reference);
         if self.inliner.is_closed() {
             self.inliner.omit(&reference);
             return false;

@@ -1,17 +1,15 @@
 //! The project-root jail: whether an `@` reference names a path inside the project, lexically
 //! (`..`, `~`, absolute paths) and after resolving symlinks, with the refusal text a client sees.
 //! Both backends run it before anything is read; the gemini backend reads references with the
-//! Gemini CLI's own grammar (`cligrammar`). On Windows the lexical rules are Windows path rules
-//! (`winpath::lexical`) and the resolved form is compared as a final path
-//! (`winpath::final_path_within`).
+//! Gemini CLI's own grammar (`cligrammar`). The rules that differ per system (what a reference
+//! names lexically, how a resolved path is compared with the resolved root) sit behind `path`.
 
 use std::collections::HashSet;
 use std::fs;
-#[cfg(unix)]
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::files::path::{self, Landing};
 use crate::files::{CANCELLED, cligrammar, scan};
 
 /// The gemini backend's jail check: reads the prompt's `@` references with the Gemini CLI's own
@@ -47,73 +45,13 @@ pub(crate) fn check_file_references(prompt: &str, root: &Path) -> Result<(), Str
 }
 
 /// Where a path that a caller names for writing (`gemini-image`'s `outputPath`) lands relative to
-/// the project root, decided by the system's path rules alone, before anything is touched.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Landing {
-    /// Inside the root: the path relative to it, its components joined with `/` (empty for the
-    /// root itself).
-    Inside(String),
-    /// Outside the root: above it, elsewhere on the machine or (on Windows) another drive, a share,
-    /// a device path or a drive's current directory.
-    Outside,
-    /// Windows only: a component that Windows reads as something other than a file of that name
-    /// (a device such as `CON.png`, a stream such as `a.png:x`, a name it trims such as `a.png.`).
-    #[cfg_attr(unix, allow(dead_code))]
-    NotAFile,
-}
-
-/// Where `path` (absolute, or relative to `root`) lands, lexically: `..` is resolved against the
-/// path before it, and an absolute path is inside only when it starts with the root's components.
-/// `root` must be absolute.
-#[cfg(unix)]
-pub fn landing(root: &Path, path: &str) -> Landing {
-    let root = resolve_lexically(root, b"");
-    let resolved = resolve_lexically(&root, path.as_bytes());
-    match resolved.strip_prefix(&root) {
-        // Only the path's own components lie below the root, so the rest is its text.
-        Ok(rel) => Landing::Inside(rel.to_string_lossy().into_owned()),
-        Err(_) => Landing::Outside,
-    }
-}
-
-/// Where `path` lands under Windows path rules (`/` and `\` both separate; `..` never climbs above
-/// the root; a drive, share or device path outside the root's is outside; see `winpath::lexical`).
-#[cfg(windows)]
-pub fn landing(root: &Path, path: &str) -> Landing {
-    use crate::files::winpath::{self, Lexical};
-    match winpath::lexical(&root.to_string_lossy(), path) {
-        Lexical::Inside(rel) => Landing::Inside(rel),
-        Lexical::Outside => Landing::Outside,
-        Lexical::NotAFile => Landing::NotAFile,
-    }
-}
-
-/// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
-/// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
-/// (never going above `/`), and the result has no trailing slash. `base` must be absolute.
-#[cfg(unix)]
-pub fn resolve_lexically(base: &Path, reference: &[u8]) -> PathBuf {
-    let mut segments: Vec<&[u8]> = Vec::new();
-    let start: &[u8] =
-        if reference.first() == Some(&b'/') { b"" } else { base.as_os_str().as_encoded_bytes() };
-    for segment in start.split(|&it| it == b'/').chain(reference.split(|&it| it == b'/')) {
-        match segment {
-            b"" | b"." => (),
-            b".." => {
-                segments.pop();
-            }
-            _ => segments.push(segment),
-        }
-    }
-    let mut resolved = Vec::with_capacity(base.as_os_str().len() + reference.len() + 1);
-    for segment in &segments {
-        resolved.push(b'/');
-        resolved.extend_from_slice(segment);
-    }
-    if resolved.is_empty() {
-        resolved.push(b'/');
-    }
-    PathBuf::from(std::ffi::OsString::from_vec(resolved))
+/// the project root, decided by the system's path rules alone, before anything is touched: `..`
+/// is resolved against the path before it, and an absolute path is inside only when it starts
+/// with the root's components (on Windows under Windows path rules: `/` and `\` both separate,
+/// `..` never climbs above the root, and a drive, share or device path outside the root's is
+/// outside). `root` must be absolute.
+pub fn landing(root: &Path, target: &str) -> Landing {
+    path::lexical(&path::lexical_root(root), target)
 }
 
 /// The project root as given (absolute, lexically normalised) and as resolved by the filesystem.
@@ -134,11 +72,7 @@ enum Refusal {
 impl Project {
     pub(super) fn new(root: &Path) -> Project {
         let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        #[cfg(unix)]
-        let root = resolve_lexically(Path::new("/"), absolute.as_os_str().as_encoded_bytes());
-        // Windows' `absolute` already removes `.` and `..`.
-        #[cfg(not(unix))]
-        let root = absolute;
+        let root = path::lexical_root(&absolute);
         let real_root = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
         Project { root, real_root }
     }
@@ -161,41 +95,31 @@ impl Project {
         Ok(())
     }
 
-    /// One path: refused when it starts with `~` or resolves lexically outside the root, or when
-    /// it exists and its canonical form is outside the canonical root.
-    #[cfg(unix)]
-    fn check_path(&self, path: &str) -> Result<(), Refusal> {
-        let resolved = resolve_lexically(&self.root, path.as_bytes());
-        if path.starts_with('~') || !is_within(&resolved, &self.root) {
-            return Err(Refusal::Outside);
-        }
-        match fs::canonicalize(&resolved) {
-            Ok(canonical) if !is_within(&canonical, &self.real_root) => {
-                Err(Refusal::ResolvingOutside)
+    /// Where `reference` lands under the system's rules, as the jail takes it (`path::holds_below`:
+    /// a POSIX project at `/` holds only itself).
+    fn lexical(&self, reference: &str) -> Landing {
+        match path::lexical(&self.root, reference) {
+            Landing::Inside(rel) if !rel.is_empty() && !path::holds_below(&self.root) => {
+                Landing::Outside
             }
-            // A path that does not exist (or cannot be resolved) names nothing to leak.
-            Ok(_) | Err(_) => Ok(()),
+            landing => landing,
         }
     }
 
-    /// One path under Windows rules: refused when the lexical layer puts it outside the root, or
-    /// when it exists and its final path is not under the root's. A name Windows would read as
-    /// something else (a device, a stream) is never opened, so it names nothing to leak.
-    #[cfg(windows)]
-    fn check_path(&self, path: &str) -> Result<(), Refusal> {
-        use crate::files::winpath::{self, Lexical};
-        use std::os::windows::ffi::OsStrExt;
-
-        let rel = match winpath::lexical(&self.root.to_string_lossy(), path) {
-            Lexical::Outside => return Err(Refusal::Outside),
-            Lexical::NotAFile => return Ok(()),
-            Lexical::Inside(rel) => rel,
+    /// One reference: refused when it starts with `~` or lands outside the root, or when it exists and
+    /// its canonical form is not under the canonical root. A name Windows would read as something
+    /// else (a device, a stream) is never opened, so it names nothing to leak.
+    fn check_path(&self, reference: &str) -> Result<(), Refusal> {
+        if reference.starts_with('~') {
+            return Err(Refusal::Outside);
+        }
+        let rel = match self.lexical(reference) {
+            Landing::Outside => return Err(Refusal::Outside),
+            Landing::NotAFile => return Ok(()),
+            Landing::Inside(rel) => rel,
         };
-        let wide = |path: &Path| path.as_os_str().encode_wide().collect::<Vec<u16>>();
         match fs::canonicalize(self.root.join(rel)) {
-            Ok(canonical)
-                if !winpath::final_path_within(&wide(&canonical), &wide(&self.real_root)) =>
-            {
+            Ok(canonical) if !path::final_within(&canonical, &self.real_root) => {
                 Err(Refusal::ResolvingOutside)
             }
             // A path that does not exist (or cannot be resolved) names nothing to leak.
@@ -214,36 +138,13 @@ impl Project {
         )
     }
 
-    /// The lexically resolved `reference` relative to the root (empty for the root itself), or
-    /// `None` when it is outside.
-    #[cfg(unix)]
+    /// The lexically resolved `reference` relative to the root, its components joined with `/`
+    /// (empty for the root itself), or `None` when it is outside or names something other than a
+    /// file (it then stays verbatim).
     pub(super) fn relative(&self, reference: &str) -> Option<Vec<u8>> {
-        let resolved = resolve_lexically(&self.root, reference.as_bytes());
-        if !is_within(&resolved, &self.root) {
-            return None;
-        }
-        let resolved = resolved.as_os_str().as_encoded_bytes();
-        Some(resolved.get(self.root.as_os_str().len() + 1..).unwrap_or_default().to_vec())
-    }
-}
-
-/// The lexically resolved `reference` under Windows rules, its components joined with `/`, or
-/// `None` when it is outside or names something other than a file (it then stays verbatim).
-#[cfg(windows)]
-impl Project {
-    pub(super) fn relative(&self, reference: &str) -> Option<Vec<u8>> {
-        use crate::files::winpath::{self, Lexical};
-        match winpath::lexical(&self.root.to_string_lossy(), reference) {
-            Lexical::Inside(rel) => Some(rel.into_bytes()),
-            Lexical::Outside | Lexical::NotAFile => None,
+        match self.lexical(reference) {
+            Landing::Inside(rel) => Some(rel.into_bytes()),
+            Landing::Outside | Landing::NotAFile => None,
         }
     }
-}
-
-/// Whether `path` is `base` itself or below it, by string prefix `base` + `/` (as the original).
-#[cfg(unix)]
-fn is_within(path: &Path, base: &Path) -> bool {
-    let path = path.as_os_str().as_encoded_bytes();
-    let base = base.as_os_str().as_encoded_bytes();
-    path == base || (path.starts_with(base) && path.get(base.len()) == Some(&b'/'))
 }

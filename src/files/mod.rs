@@ -17,16 +17,16 @@ pub(crate) mod fd;
 pub(crate) mod glob;
 mod inline;
 mod jail;
+mod path;
 pub(crate) mod scan;
 mod secrets;
 mod walk;
-#[cfg(any(windows, test))]
-mod winpath;
 
 pub use expand::inline_file_references;
 pub(crate) use jail::check_file_references;
 pub use jail::check_gemini_references;
-pub use jail::{Landing, landing};
+pub use jail::landing;
+pub use path::Landing;
 
 /// The error text when inlining stops because the call was cancelled.
 pub const CANCELLED: &str = "cancelled while inlining @file references";

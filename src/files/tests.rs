@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::jail::resolve_lexically;
 use crate::testutil::{TempDir, XorShift, mkfifo, thread_cpu_time};
 
 /// A stop flag that is never set.
@@ -486,24 +485,6 @@ fn non_utf8_names_get_lossy_labels() {
     let name = OsString::from_vec(b"bad\xff.txt".to_vec());
     fs::write(project.path().join(name), "raw bytes").unwrap();
     check_inlined(&project, "@*.txt", &[&block("bad\u{fffd}.txt", "raw bytes")], &[]);
-}
-
-#[test]
-fn lexical_resolution() {
-    let check = |base: &str, reference: &str, expected: &str| {
-        let resolved = resolve_lexically(Path::new(base), reference.as_bytes());
-        assert_eq!(resolved, Path::new(expected), "{base} + {reference}");
-    };
-    check("/p", "a/b", "/p/a/b");
-    check("/p", "./a/./b/", "/p/a/b");
-    check("/p", "a/../../x", "/x");
-    check("/p", "../../../../..", "/");
-    check("/p", "/etc//passwd", "/etc/passwd");
-    check("/p", ".", "/p");
-    check("/p/q/", "..", "/p");
-    check("/", "", "/");
-    check("/p//q/./", "", "/p/q");
-    check("/p", "a\\..\\b", "/p/a\\..\\b");
 }
 
 #[test]

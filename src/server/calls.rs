@@ -1,6 +1,6 @@
 //! Tool calls on the event loop: validating a `tools/call`, deciding its backend, running it on its
-//! lane or as a task, the work handed to the pool and the agy lane, and turning a finished call
-//! into its answer.
+//! lane or as a task, the work handed to the pool and the agy scheduler, and turning a finished
+//! call into its answer.
 
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -32,7 +32,7 @@ pub(super) struct Done {
 }
 
 /// Who waits for a call's outcome.
-enum Target {
+pub(super) enum Target {
     /// The request (its id, and the call's sequence number, which tells a reused id apart).
     Request { id: RequestId, seq: u64 },
     /// The task it was answered with.
@@ -41,17 +41,17 @@ enum Target {
 
 /// A validated tool call: what runs, with what, on which lane and backend, and how its result is
 /// shaped.
-struct Job {
-    tool: &'static Tool,
-    args: Map<String, Value>,
-    lane: Lane,
-    backend: Backend,
-    era: Era,
+pub(super) struct Job {
+    pub(super) tool: &'static Tool,
+    pub(super) args: Map<String, Value>,
+    pub(super) lane: Lane,
+    pub(super) backend: Backend,
+    pub(super) era: Era,
     /// The log level a modern request asked for, in force while it runs.
-    log_level: Option<String>,
+    pub(super) log_level: Option<String>,
 }
 
-/// A tool call on its way to a worker (possibly through the agy lane).
+/// A tool call on its way to a worker (possibly through the agy scheduler).
 struct CallWork {
     services: Arc<Services>,
     job: Job,
@@ -76,10 +76,19 @@ impl Server {
         };
         let tool = self.specs[spec_index].tool;
         log::info!("Tool {}({})", tool.name, redact::invocation_shape(&args));
+        // A call of the 2025-11-25 revision that asks to run as a task (`params.task`).
+        let as_task = match self.task_2025(era, &params, tool) {
+            Ok(as_task) => as_task,
+            Err(error) => return self.reply(origin, Response::err(Some(id), error)),
+        };
         let args = match validate::validate(tool.name, &self.specs[spec_index].input_schema, args) {
             Ok(args) => args,
             Err(invalid) => {
                 log::error!("Error in tool '{}': {}", tool.name, invalid.log_message());
+                if as_task {
+                    let result = tool_result(tool.name, Err(invalid.message()), era);
+                    return self.task_at_once(id, origin, tool, &result);
+                }
                 let progress = self.client_progress(&params, tool.name);
                 let finale = progress.and_then(|progress| progress.finish(false));
                 let result = Ok(tool_result(tool.name, Err(invalid.message()), era));
@@ -90,6 +99,10 @@ impl Server {
         // The backend is decided here, once: the call is routed and run on the same one.
         let backend = self.services.backends.active();
         let log_level = mcp::request_log_level(&params).map(str::to_string);
+        if as_task {
+            let job = Job { tool, args, lane, backend, era, log_level };
+            return self.start_task_2025(id, origin, job);
+        }
         // Argument errors and cheap tools are answered at once, never as tasks.
         if tool.task && lane != Lane::Inline && era == Era::Modern && mcp::tasks_declared(&params) {
             let job = Job { tool, args, lane, backend, era, log_level };
@@ -141,7 +154,7 @@ impl Server {
     }
 
     /// A call answered later waits in its batch, if it came in one.
-    fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
+    pub(super) fn expect_answer(&mut self, origin: Origin) -> Option<u64> {
         match origin {
             Origin::Batch(key) => {
                 self.batches.expect(key);
@@ -151,13 +164,14 @@ impl Server {
         }
     }
 
-    /// Hands a call to the pool, through the agy lane when it is a model call on agy.
-    fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
+    /// Hands a call to the pool, through the agy scheduler when it is a model call on agy.
+    pub(super) fn dispatch(&mut self, job: Job, call: Arc<Call>, target: Target, seq: u64) {
         if let Some(progress) = call.progress() {
             self.ticker.watch(progress.clone());
         }
-        let in_lane = job.lane == Lane::Model && job.backend == Backend::Agy;
-        let job_lane = job.lane;
+        let on_agy = job.lane == Lane::Model && job.backend == Backend::Agy;
+        let claim = on_agy.then(|| self.scheduler.claim(job.tool.name, &job.args));
+        let local = job.lane == Lane::Local;
         let progress = call.progress().cloned();
         let work = Box::new(CallWork {
             services: self.services.clone(),
@@ -166,14 +180,14 @@ impl Server {
             target,
             done: self.done_tx.clone(),
         });
-        match (in_lane, job_lane) {
-            (true, _) => self.agy_lane.push(seq, progress, work),
-            (false, Lane::Local) => self.local.submit(work),
-            (false, _) => self.pool.submit(work),
+        match claim {
+            Some(claim) => self.scheduler.push(seq, claim, progress, work),
+            None if local => self.local.submit(work),
+            None => self.pool.submit(work),
         }
     }
 
-    fn next_seq(&mut self) -> u64 {
+    pub(super) fn next_seq(&mut self) -> u64 {
         self.next_seq += 1;
         self.next_seq
     }
@@ -228,9 +242,10 @@ impl Server {
                 let task = self.tasks.find(task_id)?;
                 let (call, seq) = (task.call.clone(), task.seq);
                 call.abort();
-                self.agy_lane.remove(seq);
+                self.scheduler.remove(seq);
                 self.tasks.cancel(task_id);
                 log::info!("Task {task_id} cancelled");
+                self.task_ended(task_id);
                 Ok(acknowledged)
             }
             // The relay never asks for input, so there is nothing to update.
@@ -247,6 +262,7 @@ impl Server {
                 if self.tasks.finish(&task, done.result) {
                     log::info!("Task {task} {ending}");
                 }
+                self.task_ended(&task);
                 return;
             }
         };
@@ -260,7 +276,7 @@ impl Server {
     }
 
     /// Sends a call's answer (after its final progress), or adds it to its batch.
-    fn answer_request(
+    pub(super) fn answer_request(
         &mut self,
         id: RequestId,
         batch: Option<u64>,
@@ -318,8 +334,8 @@ impl Work for CallWork {
         let _ = done.send(Done { target, finale, result });
     }
 
-    /// No worker could be started: the call is answered with the reason (the agy lane, if the
-    /// call waited there, moves on when this returns).
+    /// No worker could be started: the call is answered with the reason (the agy scheduler, if
+    /// the call waited there, releases its claim when this returns).
     fn reject(self: Box<Self>, reason: io::Error) {
         let finale = self.call.progress().and_then(|progress| progress.finish(false));
         let error =
@@ -364,7 +380,7 @@ fn execute(
 }
 
 /// A result serialized once, to be written (or kept by its task) as those bytes.
-fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
+pub(super) fn serialized(result: &Value) -> Result<Arc<RawValue>, RpcError> {
     serde_json::value::to_raw_value(result)
         .map(Arc::from)
         .map_err(|err| RpcError::internal(format!("Internal error: {err}")))

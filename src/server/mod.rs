@@ -1,13 +1,17 @@
 //! The event loop: one thread that owns the protocol state (calls in flight, batches,
 //! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
-//! agy lane when they run agy) or, when they read local files, to a small pool of their own, and
-//! turns worker completions, cancellations, end of input and signals into the right messages. It never blocks on stdout: while the writer is behind, what it
-//! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
+//! agy scheduler when they run agy) or, when they read local files, to a small pool of their own,
+//! and turns worker completions, cancellations, end of input and signals into the right messages.
+//! It never blocks on stdout: while the writer is behind, what it has to send waits here and it
+//! stops taking input. `calls.rs` holds what concerns tool calls.
 
 mod calls;
-pub mod lane;
 pub mod pool;
+pub mod scheduler;
+pub mod slots;
+pub mod state;
 pub mod tasks;
+mod tasks2025;
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -29,8 +33,10 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::mcp::{self, Era};
 use crate::protocol::stdio::{Blocked, Inbound, Outbound, Transport};
 use crate::server::calls::Done;
-use crate::server::lane::AgyLane;
 use crate::server::pool::Pool;
+use crate::server::scheduler::Scheduler;
+use crate::server::slots::Slots;
+use crate::server::state::StateDir;
 use crate::tools::catalog::{self, ToolSpec};
 use crate::tools::prompts;
 use tasks::Tasks;
@@ -53,12 +59,15 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     // Finished tasks keep at most as many bytes of results as one CLI may print.
     let task_bytes = config.max_output_bytes;
     let (done_tx, done) = unbounded();
+    let state = open_state_dir(&config);
+    let slots = agy_slots(state.as_ref(), config.agy_parallel);
     let mut server = Server {
         services: Arc::new(Services::new(config)),
         specs: Arc::new(specs),
         transport,
         ticker,
-        agy_lane: AgyLane::new(pool.clone()),
+        scheduler: Scheduler::new(pool.clone(), slots, scheduler::canonical_project()),
+        state,
         pool,
         local: Pool::new(LOCAL_WORKERS),
         done_tx,
@@ -66,6 +75,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         signals,
         flights: HashMap::new(),
         tasks: Tasks::new(task_ttl, task_bytes),
+        tasks_2025: false,
         batches: Batches::default(),
         next_seq: 0,
         lists: HashMap::new(),
@@ -100,6 +110,8 @@ enum Flight {
     Call { seq: u64, call: Arc<Call>, batch: Option<u64> },
     /// A `subscriptions/listen` held open until cancelled or shutdown.
     Subscription,
+    /// A `tasks/result` waiting for its task to end.
+    TaskResult { task: String, batch: Option<u64> },
     /// Answered, but its batch has not been sent yet.
     Answered { batch: u64 },
 }
@@ -108,6 +120,8 @@ enum Flight {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum List {
     Tools,
+    /// `tools/list` where the 2025-11-25 tasks are served: the task tools say so.
+    TaskTools,
     Prompts,
 }
 
@@ -126,12 +140,18 @@ struct Server {
     pool: Arc<Pool>,
     /// The pool of `Lane::Local` calls, never behind model calls.
     local: Pool,
-    agy_lane: Arc<AgyLane>,
+    scheduler: Arc<Scheduler>,
+    /// The user's state directory, when it is usable (`None`: everything stays in this process).
+    #[allow(dead_code, reason = "for the job store")]
+    state: Option<StateDir>,
     done_tx: Sender<Done>,
     done: Receiver<Done>,
     signals: Receiver<()>,
     flights: HashMap<RequestId, Flight>,
     tasks: Tasks,
+    /// This connection negotiated 2025-11-25 and declared `capabilities.tasks` in `initialize`:
+    /// legacy requests get that revision's tasks.
+    tasks_2025: bool,
     batches: Batches,
     next_seq: u64,
     /// `tools/list` and `prompts/list` results per era: they never change while the process lives.
@@ -152,10 +172,10 @@ impl Server {
             if self.writer_gone {
                 return Event::Stop;
             }
-            if self.backlog.is_empty() {
-                if let Some(inbound) = self.held.take() {
-                    return Event::Client(inbound);
-                }
+            if self.backlog.is_empty()
+                && let Some(inbound) = self.held.take()
+            {
+                return Event::Client(inbound);
             }
             let mut select = Select::new();
             let done = select.recv(&self.done);
@@ -254,11 +274,15 @@ impl Server {
             Err(error) => return self.reply(origin, Response::err(Some(id), error)),
         };
         let result = match method.as_str() {
-            "initialize" => Ok(mcp::envelope(mcp::initialize_result(&params), era)),
+            "initialize" => Ok(mcp::envelope(self.initialize(&params), era)),
             "ping" => Ok(mcp::envelope(json!({}), era)),
             "server/discover" => Ok(mcp::discover_result()),
             "tools/list" | "prompts/list" => {
-                let list = if method == "tools/list" { List::Tools } else { List::Prompts };
+                let list = match method.as_str() {
+                    "prompts/list" => List::Prompts,
+                    _ if era == Era::Legacy && self.tasks_2025 => List::TaskTools,
+                    _ => List::Tools,
+                };
                 let result = self.list(list, era).clone();
                 match origin {
                     Origin::Direct => return self.send(Outgoing::Cached { id, result }),
@@ -288,6 +312,11 @@ impl Server {
                 return;
             }
             "tools/call" => return self.start_call(id, params, era, origin),
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if era == Era::Legacy && self.tasks_2025 =>
+            {
+                return self.task_request_2025(id, &method, &params, origin);
+            }
             "tasks/get" | "tasks/cancel" | "tasks/update" => {
                 return self.task_request(id, &method, &params, era, origin);
             }
@@ -306,15 +335,20 @@ impl Server {
         match self.flights.remove(&id) {
             Some(Flight::Call { seq, call, batch }) => {
                 call.abort();
-                // A call still waiting in the agy lane leaves it and never runs.
-                self.agy_lane.remove(seq);
-                if let Some(key) = batch {
-                    if let Some(complete) = self.batches.fulfil(key, None) {
-                        self.send_batch(key, complete);
-                    }
+                // A call still waiting for agy leaves the scheduler and never runs.
+                self.scheduler.remove(seq);
+                if let Some(key) = batch
+                    && let Some(complete) = self.batches.fulfil(key, None)
+                {
+                    self.send_batch(key, complete);
                 }
             }
-            Some(Flight::Subscription) | None => (),
+            Some(Flight::TaskResult { batch: Some(key), .. }) => {
+                if let Some(complete) = self.batches.fulfil(key, None) {
+                    self.send_batch(key, complete);
+                }
+            }
+            Some(Flight::Subscription | Flight::TaskResult { .. }) | None => (),
             // Already answered: the cancellation comes too late to matter.
             Some(answered @ Flight::Answered { .. }) => {
                 self.flights.insert(id, answered);
@@ -331,6 +365,9 @@ impl Server {
         self.lists.entry((list, era)).or_insert_with(|| {
             let result = match list {
                 List::Tools => catalog::tools_list_result(specs),
+                List::TaskTools => {
+                    tasks2025::with_task_support(catalog::tools_list_result(specs), specs)
+                }
                 List::Prompts => prompts::prompts_list_result(specs),
             };
             let value = mcp::list_envelope(result, era);
@@ -373,10 +410,10 @@ impl Server {
 
     fn send_batch(&mut self, key: u64, complete: Complete) {
         for id in &complete.ids {
-            if let Some(Flight::Answered { batch }) = self.flights.get(id) {
-                if *batch == key {
-                    self.flights.remove(id);
-                }
+            if let Some(Flight::Answered { batch }) = self.flights.get(id)
+                && *batch == key
+            {
+                self.flights.remove(id);
             }
         }
         if !complete.responses.is_empty() {
@@ -384,12 +421,12 @@ impl Server {
         }
     }
 
-    /// Stops everything within the shutdown budget: calls waiting in the agy lane are dropped, running calls
+    /// Stops everything within the shutdown budget: calls waiting for agy are dropped, running calls
     /// aborted and their process groups killed (nothing is answered for them), open subscriptions
     /// are answered, and what is queued for stdout is flushed as far as the client reads it.
     fn shutdown(&mut self) {
         let deadline = Instant::now() + SHUTDOWN_BUDGET;
-        self.agy_lane.close();
+        self.scheduler.close();
         let mut subscriptions = Vec::new();
         for call in self.tasks.working() {
             call.abort();
@@ -398,7 +435,7 @@ impl Server {
             match flight {
                 Flight::Call { call, .. } => call.abort(),
                 Flight::Subscription => subscriptions.push(id),
-                Flight::Answered { .. } => (),
+                Flight::Answered { .. } | Flight::TaskResult { .. } => (),
             }
         }
         self.services.runs.kill_all();
@@ -413,6 +450,36 @@ impl Server {
             }
         }
         out.flush_until(deadline);
+    }
+}
+
+/// The user's state directory, or `None` (with one warning) when there is none or it is refused.
+fn open_state_dir(config: &Config) -> Option<StateDir> {
+    let Some(root) = &config.state_dir else {
+        log::warn!(
+            "No state directory (no home directory and GEMINI_MCP_STATE_DIR unset): agy's run slots are counted in this relay only"
+        );
+        return None;
+    };
+    match StateDir::open(root) {
+        Ok(state) => Some(state),
+        Err(why) => {
+            log::warn!("{why}; agy's run slots are counted in this relay only");
+            None
+        }
+    }
+}
+
+/// agy's run slots: in the state directory, shared by the user's relays; else (with one warning
+/// when the directory cannot hold locks) this relay's own.
+fn agy_slots(state: Option<&StateDir>, cap: usize) -> Slots {
+    let Some(state) = state else { return Slots::in_memory(cap) };
+    match Slots::in_dir(state, cap) {
+        Ok(slots) => slots,
+        Err(why) => {
+            log::warn!("{why}; agy's run slots are counted in this relay only");
+            Slots::in_memory(cap)
+        }
     }
 }
 

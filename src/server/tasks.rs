@@ -2,7 +2,8 @@
 //! tasks, owned by the event loop. A task records its call (to cancel it and to read its progress
 //! text), its state, and its outcome once finished; finished tasks are kept for their TTL, with at
 //! most a byte budget of outcomes in all (oldest dropped first). A result is kept serialized, once:
-//! every poll that reads it writes the same bytes.
+//! every poll that reads it writes the same bytes. The registry serves two wire forms: the
+//! extension's (here) and the 2025-11-25 revision's (`tasks2025.rs`, from `snapshot`).
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -41,7 +42,7 @@ pub struct Tasks {
 /// One task.
 pub struct Task {
     pub call: Arc<Call>,
-    /// The call's key in the agy lane, to take it out while it waits.
+    /// The call's key in the agy scheduler, to take it out while it waits.
     pub seq: u64,
     created: SystemTime,
     /// When it was created, for its poll interval.
@@ -51,9 +52,13 @@ pub struct Task {
     /// The status text the client was last shown.
     shown: String,
     state: State,
+    /// A completed task's result has `isError: true`.
+    result_is_error: bool,
 }
 
-enum State {
+/// Where a task stands, with its outcome once it has one.
+#[derive(Clone)]
+pub enum State {
     Working,
     Completed(Arc<RawValue>),
     Failed(RpcError),
@@ -75,8 +80,10 @@ impl Tasks {
         let now = SystemTime::now();
         let shown = status_text(&call);
         let born = Instant::now();
+        let state = State::Working;
+        let result_is_error = false;
         let task =
-            Task { call, seq, created: now, born, updated: now, shown, state: State::Working };
+            Task { call, seq, created: now, born, updated: now, shown, state, result_is_error };
         let mut view = self.view(&id, &task);
         view["resultType"] = json!("task");
         self.map.insert(id.clone(), task);
@@ -128,7 +135,10 @@ impl Tasks {
                 Err(error) => error.message.len(),
             };
         task.state = match outcome {
-            Ok(result) => State::Completed(result),
+            Ok(result) => {
+                task.result_is_error = is_error_result(&result);
+                State::Completed(result)
+            }
             Err(error) => State::Failed(error),
         };
         self.close(id, bytes);
@@ -142,6 +152,39 @@ impl Tasks {
             task.state = State::Cancelled;
             self.close(id, ENTRY_BYTES);
         }
+    }
+
+    /// A task as of now (its status text refreshed), or `-32602` for an unknown or expired id.
+    pub fn snapshot(&mut self, id: &str) -> Result<Snapshot, RpcError> {
+        self.expire();
+        let task = self.map.get_mut(id).ok_or_else(|| unknown(id))?;
+        refresh(task);
+        Ok(Snapshot {
+            tool: task.call.tool,
+            seq: task.seq,
+            state: task.state.clone(),
+            result_is_error: task.result_is_error,
+            created: task.created,
+            updated: task.updated,
+            ttl: self.ttl,
+            poll_ms: poll_interval_ms(task.born.elapsed()),
+            message: task.call.progress().map(|_| task.shown.clone()),
+        })
+    }
+
+    /// The ids of the live tasks created after the one of sequence number `after`, oldest first, at
+    /// most `limit` of them; and whether more follow.
+    pub fn ids_after(&mut self, after: u64, limit: usize) -> (Vec<String>, bool) {
+        self.expire();
+        let mut live: Vec<(u64, &String)> = self
+            .map
+            .iter()
+            .filter(|(_, task)| task.seq > after)
+            .map(|(id, t)| (t.seq, id))
+            .collect();
+        live.sort_unstable();
+        let more = live.len() > limit;
+        (live.into_iter().take(limit).map(|(_, id)| id.clone()).collect(), more)
     }
 
     /// The calls of the tasks still working (to stop them at shutdown).
@@ -194,6 +237,31 @@ impl Tasks {
         }
         view
     }
+}
+
+/// A task as `snapshot` saw it.
+pub struct Snapshot {
+    pub tool: &'static str,
+    /// The call's sequence number: tasks are listed in this order.
+    pub seq: u64,
+    pub state: State,
+    /// A completed task's result has `isError: true`.
+    pub result_is_error: bool,
+    pub created: SystemTime,
+    pub updated: SystemTime,
+    pub ttl: Duration,
+    pub poll_ms: u64,
+    /// The status text, when the call has progress.
+    pub message: Option<String>,
+}
+
+/// Whether a serialized CallToolResult has `isError: true` (read once, when the task finishes;
+/// only the top-level keys are looked at).
+fn is_error_result(result: &RawValue) -> bool {
+    serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(result.get())
+        .ok()
+        .and_then(|members| members.get("isError").map(|flag| flag.get() == "true"))
+        .unwrap_or(false)
 }
 
 /// How often a task of this age is to be polled.

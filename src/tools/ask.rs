@@ -32,12 +32,11 @@ pub fn run(ctx: &Ctx<'_>, mut args: Map<String, Value>) -> Result<String, String
     let args = &args;
     let change_mode = bool_arg(args, "changeMode");
     let chunks = &ctx.services.chunks;
-    if change_mode {
-        if let (Some(index), Some(key)) = (args.get("chunkIndex"), str_arg(args, "chunkCacheKey")) {
-            if let Some(text) = changemode::cached_chunk_reply(chunks, key, index, &prompt) {
-                return Ok(text);
-            }
-        }
+    if change_mode
+        && let (Some(index), Some(key)) = (args.get("chunkIndex"), str_arg(args, "chunkCacheKey"))
+        && let Some(text) = changemode::cached_chunk_reply(chunks, key, index, &prompt)
+    {
+        return Ok(text);
     }
     let options = run_options(args);
     let has_schema = options.json_schema_arg().is_some();

@@ -189,11 +189,20 @@ impl BrainImages {
     }
 
     /// The newest recent image that was not there before the run, or whose mtime has changed
-    /// since; of images with one mtime, the first by path.
-    pub fn newest_new(&self) -> Option<PathBuf> {
+    /// since; of images with one mtime, the first by path. When the run named its conversation
+    /// and that conversation has a directory, only images there count: agy runs side by side,
+    /// and another run's new image must not be taken for this one's.
+    pub fn newest_new(&self, conversation: Option<&str>) -> Option<PathBuf> {
+        let own = conversation
+            .filter(|id| !id.is_empty() && Path::new(id).file_name() == Some(OsStr::new(id)))
+            .map(|id| self.brain_dir.join(id))
+            .filter(|dir| dir.is_dir());
         let mut best: Option<(SystemTime, PathBuf)> = None;
         for (path, mtime) in recent_images(&self.brain_dir, self.cutoff) {
             if self.before.get(&path) == Some(&mtime) {
+                continue;
+            }
+            if own.as_ref().is_some_and(|own| path.parent() != Some(own.as_path())) {
                 continue;
             }
             if best.as_ref().is_none_or(|(newest, _)| mtime > *newest) {
@@ -485,15 +494,17 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let reply = ctx.run_model(request)?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    let found = find_image_in_reply(&reply.text, &cwd).or_else(|| before.as_ref()?.newest_new());
+    let conversation = reply.conversation_id.as_deref();
+    let found = find_image_in_reply(&reply.text, &cwd)
+        .or_else(|| before.as_ref()?.newest_new(conversation));
     let mut image = found;
     let mut saved_to = None;
-    if let (Some(output), Some(source)) = (str_arg(args, "outputPath"), &image) {
-        if !js::trim(output).is_empty() {
-            let rel = copy_to_output(output, source, &cwd)?;
-            image = Some(cwd.join(&rel));
-            saved_to = Some(rel);
-        }
+    if let (Some(output), Some(source)) = (str_arg(args, "outputPath"), &image)
+        && !js::trim(output).is_empty()
+    {
+        let rel = copy_to_output(output, source, &cwd)?;
+        image = Some(cwd.join(&rel));
+        saved_to = Some(rel);
     }
     let report = ImageReport {
         prompt,
@@ -744,17 +755,17 @@ mod posix {
         set_mtime(&tmp.path().join("brain/c2"), start);
         set_mtime(&tmp.path().join("brain/c3"), start - Duration::from_secs(31));
         set_mtime(&tmp.path().join("brain/c4"), start);
-        assert_eq!(before.newest_new(), Some(newer.clone()));
+        assert_eq!(before.newest_new(None), Some(newer.clone()));
 
         set_mtime(&newer, old);
-        assert_eq!(before.newest_new(), Some(fresh.clone()));
+        assert_eq!(before.newest_new(None), Some(fresh.clone()));
 
         set_mtime(&fresh, start - Duration::from_secs(31));
-        assert_eq!(before.newest_new(), None, "an image older than the cutoff is not new");
+        assert_eq!(before.newest_new(None), None, "an image older than the cutoff is not new");
         set_mtime(&earlier, start + Duration::from_secs(1));
-        assert_eq!(before.newest_new(), Some(earlier), "rewritten during the run");
+        assert_eq!(before.newest_new(None), Some(earlier), "rewritten during the run");
         let missing = BrainImages::before(&tmp.path().join("missing"), start);
-        assert_eq!(missing.newest_new(), None);
+        assert_eq!(missing.newest_new(None), None);
     }
 
     #[test]
@@ -768,13 +779,32 @@ mod posix {
         let previous = tmp.file("brain/c1/image_1.png", "1");
         set_mtime(&previous, tick_before);
         let before = BrainImages::before(&brain, start);
-        assert_eq!(before.newest_new(), None, "the previous call's image is not this run's");
+        assert_eq!(before.newest_new(None), None, "the previous call's image is not this run's");
         let image = tmp.file("brain/c1/image_2.png", "2");
         set_mtime(&image, tick_before);
-        assert_eq!(before.newest_new(), Some(image.clone()));
+        assert_eq!(before.newest_new(None), Some(image.clone()));
         let image_in_a_new_conversation = tmp.file("brain/c0/image_1.png", "3");
         set_mtime(&image_in_a_new_conversation, start - Duration::from_millis(4));
-        assert_eq!(before.newest_new(), Some(image_in_a_new_conversation));
+        assert_eq!(before.newest_new(None), Some(image_in_a_new_conversation));
+    }
+
+    #[test]
+    fn a_runs_own_conversation_is_searched_when_it_names_one() {
+        let tmp = TempDir::new();
+        let brain = tmp.path().join("brain");
+        let start = SystemTime::now();
+        fs::create_dir_all(&brain).unwrap();
+        let before = BrainImages::before(&brain, start);
+        let own = tmp.file("brain/mine/image_1.png", "1");
+        let other = tmp.file("brain/theirs/image_1.png", "2");
+        set_mtime(&own, start + Duration::from_secs(1));
+        set_mtime(&other, start + Duration::from_secs(2));
+        assert_eq!(before.newest_new(None), Some(other.clone()));
+        assert_eq!(before.newest_new(Some("mine")), Some(own));
+        assert_eq!(before.newest_new(Some("theirs")), Some(other.clone()));
+        // A conversation without a directory, or an id that is no plain name, narrows nothing.
+        assert_eq!(before.newest_new(Some("gone")), Some(other.clone()));
+        assert_eq!(before.newest_new(Some("../brain/mine")), Some(other));
     }
 
     fn check_escape(output_path: &str) {
@@ -996,7 +1026,8 @@ mod posix {
 }
 
 // Against a Windows file system (Wine runs these). Wine makes no reparse points, so the refusal of
-// links rests on the handle-relative walk's own tests and on `winpath`'s.
+// links rests on the handle-relative walk's own tests and on the Windows path rules'
+// (`files/path/windows.rs`).
 #[cfg(all(test, windows))]
 mod windows {
     use super::*;

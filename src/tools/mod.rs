@@ -33,7 +33,7 @@ pub enum Lane {
     Local,
     /// On the worker pool.
     Worker,
-    /// On the worker pool, through the agy lane when the call's backend is agy.
+    /// On the worker pool, through the agy scheduler when the call's backend is agy.
     Model,
 }
 
@@ -114,7 +114,7 @@ pub fn ping(_ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String>
     })
 }
 
-/// `gemini-cancel`: kills every running CLI child; calls waiting in the agy lane are untouched.
+/// `gemini-cancel`: kills every running CLI child; calls waiting for agy are untouched.
 pub fn cancel(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String> {
     Ok(match ctx.services.runs.cancel_all() {
         0 => "Nothing was running.".to_string(),

@@ -21,9 +21,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 const PTY_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Agy {
-    /// Runs one prepared prompt. Returns the reply: its text, its notices and the observed
-    /// conversation id. The agy lane runs one call at a time (a fallback run included), so the
-    /// newest transcript recovery finds is this run's.
+    /// Runs one prepared prompt. Returns the reply text, its notices and the observed
+    /// conversation id. A fallback run goes in its call's slot. Other fresh runs may go at the
+    /// same time (never another turn of a continued conversation), so a fresh run's transcript
+    /// recovery takes the newest conversation written since it started, which may be another's.
     pub fn run(
         &self,
         runner: &Runner<'_>,
@@ -101,15 +102,16 @@ impl Agy {
             notices.extend(substitution(answered.as_deref(), opts));
             return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
         }
-        if print_error.is_none() {
-            if let Some(text) = self.empty_answer_failure(&stderr, cut_off) {
-                return Err(text.into());
-            }
+        if print_error.is_none()
+            && let Some(text) = self.empty_answer_failure(&stderr, cut_off)
+        {
+            return Err(text.into());
         }
-        if !via_stdin && self.pty {
-            if let Some(text) = self.pty_recovery(runner, &invocation.args, &caps, opts) {
-                return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
-            }
+        if !via_stdin
+            && self.pty
+            && let Some(text) = self.pty_recovery(runner, &invocation.args, &caps, opts)
+        {
+            return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
         }
         let explicit = opts.conversation_id.as_deref();
         let found =
@@ -138,7 +140,7 @@ impl Agy {
         None
     }
 
-    /// agy's advertised flags, probed by the first agy run (inside the lane) and again whenever
+    /// agy's advertised flags, probed by the first agy run and again whenever
     /// the agy executable is another file, or the same file rewritten (`agy update`). A failed
     /// probe means no optional flags.
     pub fn capabilities(&self, runner: &Runner<'_>) -> AgyCaps {

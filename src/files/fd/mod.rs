@@ -195,10 +195,7 @@ impl Dir {
 /// as UTF-8 text). On Windows only Unicode names are taken (listings leave the others out), so
 /// `None` there means the bytes name nothing the jail opens.
 pub(crate) fn os_str(bytes: &[u8]) -> Option<&OsStr> {
-    #[cfg(unix)]
-    return Some(std::os::unix::ffi::OsStrExt::from_bytes(bytes));
-    #[cfg(not(unix))]
-    return std::str::from_utf8(bytes).ok().map(OsStr::new);
+    sys::os_str(bytes)
 }
 
 /// One path component in the system's form: not empty, not `.` or `..`, without `/` or NUL.
@@ -231,6 +228,7 @@ fn components(rel: &[u8]) -> io::Result<Vec<sys::Name>> {
 // The shared rules against a POSIX file system: symlinks, FIFOs.
 #[cfg(all(test, unix))]
 mod tests {
+    use super::sys::both_ways;
     use super::*;
 
     use std::io::{Read, Write};
@@ -242,18 +240,6 @@ mod tests {
         let mut text = String::new();
         file.read_to_string(&mut text).unwrap();
         text
-    }
-
-    /// Runs `check` once with openat2 (where the kernel has it) and once with the component walk.
-    fn both_ways(check: impl Fn()) {
-        check();
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
-            use std::sync::atomic::Ordering;
-            sys::FORCE_COMPONENT_WALK.store(true, Ordering::Relaxed);
-            check();
-            sys::FORCE_COMPONENT_WALK.store(false, Ordering::Relaxed);
-        }
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` where the kernel has it), listed with `readdir`, and
 //! created, renamed and removed with the `*at` calls.
 
-use std::ffi::{CStr, CString, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -23,6 +23,11 @@ pub(super) type Name = CString;
 /// A component already checked by the shared rules (no `/`, no NUL) as a C string.
 pub(super) fn name(bytes: &[u8]) -> io::Result<Name> {
     CString::new(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+}
+
+/// The name or relative path whose bytes are `bytes`: every byte string is one here.
+pub(super) fn os_str(bytes: &[u8]) -> Option<&OsStr> {
+    Some(OsStr::from_bytes(bytes))
 }
 
 /// What a name that is never followed is called here.
@@ -295,6 +300,20 @@ fn openat2_beneath(
     _flags: libc::c_int,
 ) -> Option<io::Result<OwnedFd>> {
     None
+}
+
+/// Runs `check` once as the relay runs (with openat2 where the kernel has it) and, where openat2
+/// exists, once more with the component walk.
+#[cfg(test)]
+pub(super) fn both_ways(check: impl Fn()) {
+    check();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::sync::atomic::Ordering;
+        FORCE_COMPONENT_WALK.store(true, Ordering::Relaxed);
+        check();
+        FORCE_COMPONENT_WALK.store(false, Ordering::Relaxed);
+    }
 }
 
 /// Tests set this to exercise the component walk on kernels that have `openat2`.

@@ -1,13 +1,13 @@
 //! The Windows side of `files::fd`: a directory is an open handle, and every name is opened
 //! relative to its parent's handle with `NtCreateFile` (`RootDirectory` and
 //! `FILE_OPEN_REPARSE_POINT`, so no reparse point is ever followed). Each opened component must pass
-//! the reparse layer (`winpath::opened`) and its final path (`GetFinalPathNameByHandleW`) must lie
-//! under the final path of the directory the walk started from (`winpath::final_path_within`);
+//! the reparse layer (`rules::opened`) and its final path (`GetFinalPathNameByHandleW`) must lie
+//! under the final path of the directory the walk started from (`rules::final_path_within`);
 //! content is read only through that same handle. Listings come from
 //! `GetFileInformationByHandleEx(FileIdBothDirectoryInfo)`, renames from
 //! `NtSetInformationFile(FileRenameInformation)` relative to the directory's handle.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::mem::{offset_of, size_of};
@@ -38,7 +38,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
 
 use super::{EntryKind, Open};
-use crate::files::winpath::{self, Opened};
+use crate::files::path::windows::{self as rules, Opened};
 
 /// An open directory or file, with the final path of the directory the walk started from: every
 /// handle opened beneath it must have a final path under that one.
@@ -79,6 +79,12 @@ pub(super) fn name(bytes: &[u8]) -> io::Result<Name> {
     Ok(text.encode_utf16().collect())
 }
 
+/// The name or relative path whose bytes are `bytes`: only Unicode names are taken (listings
+/// leave the others out), so `None` means the bytes name nothing the jail opens.
+pub(super) fn os_str(bytes: &[u8]) -> Option<&OsStr> {
+    std::str::from_utf8(bytes).ok().map(OsStr::new)
+}
+
 /// What a name that is never followed is called here: every reparse point counts.
 pub(super) const LINK: &str = "a reparse point (a symbolic link, a junction or the like)";
 
@@ -110,7 +116,7 @@ pub(super) fn open_dir(path: &Path) -> io::Result<Handle> {
     let root: Arc<[u16]> = final_path(handle.as_raw_handle())?.into();
     let opened = Handle { handle, root };
     match attribute_tag(&opened).map(|(attributes, _)| attributes)? {
-        attributes if attributes & winpath::FILE_ATTRIBUTE_DIRECTORY != 0 => Ok(opened),
+        attributes if attributes & rules::FILE_ATTRIBUTE_DIRECTORY != 0 => Ok(opened),
         _ => Err(not_a_directory()),
     }
 }
@@ -127,7 +133,7 @@ pub(super) fn open_at(dir: &Handle, name: &[u16], how: Open) -> io::Result<Handl
     };
     let opened = nt_create(dir, name, access, FILE_OPEN, options)?;
     let (attributes, tag) = attribute_tag(&opened)?;
-    match (winpath::opened(attributes, tag), how) {
+    match (rules::opened(attributes, tag), how) {
         (Opened::NotFollowed, _) => return Err(not_followed()),
         (Opened::Directory, Open::Traverse) | (Opened::File, Open::ReadFile) => (),
         (Opened::File, Open::Traverse) => return Err(not_a_directory()),
@@ -367,7 +373,7 @@ fn attribute_tag(opened: &Handle) -> io::Result<(u32, u32)> {
 
 /// The final-path layer: refuses a handle whose final path is not under the root's.
 fn within_root(opened: &Handle) -> io::Result<()> {
-    if winpath::final_path_within(&final_path(opened.raw())?, &opened.root) {
+    if rules::final_path_within(&final_path(opened.raw())?, &opened.root) {
         Ok(())
     } else {
         Err(io::Error::new(io::ErrorKind::PermissionDenied, "resolves outside the directory"))
@@ -403,7 +409,7 @@ fn final_path(handle: HANDLE) -> io::Result<Vec<u16>> {
 
 /// The reparse tag of a listed entry: `EaSize` holds it when the entry is a reparse point.
 fn reparse_tag_of(record: &FILE_ID_BOTH_DIR_INFO) -> u32 {
-    match record.FileAttributes & winpath::FILE_ATTRIBUTE_REPARSE_POINT {
+    match record.FileAttributes & rules::FILE_ATTRIBUTE_REPARSE_POINT {
         0 => 0,
         _ => record.EaSize,
     }
@@ -412,10 +418,10 @@ fn reparse_tag_of(record: &FILE_ID_BOTH_DIR_INFO) -> u32 {
 /// What an entry with these attributes is: a reparse point of any tag counts as a symlink (never
 /// followed), a device as something never read.
 fn kind_of(attributes: u32, tag: u32) -> EntryKind {
-    match winpath::opened(attributes, tag) {
+    match rules::opened(attributes, tag) {
         Opened::Directory => EntryKind::Dir,
         Opened::File => EntryKind::File,
-        Opened::NotFollowed if attributes & winpath::FILE_ATTRIBUTE_DEVICE != 0 => EntryKind::Other,
+        Opened::NotFollowed if attributes & rules::FILE_ATTRIBUTE_DEVICE != 0 => EntryKind::Other,
         Opened::NotFollowed => EntryKind::Symlink,
     }
 }
@@ -436,7 +442,7 @@ fn nt_check(status: i32) -> io::Result<()> {
 }
 
 // The handle-relative walk, listing and writes against a Windows file system (Wine runs these; it
-// cannot make reparse points, so layers 1 and 2 are tested by `winpath`'s own tests).
+// cannot make reparse points, so layers 1 and 2 are tested by `files::path::windows`'s own tests).
 #[cfg(test)]
 mod tests {
     use super::*;

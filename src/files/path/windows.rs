@@ -1,40 +1,66 @@
-//! The Windows jail's decisions that need no file system, so that every OS can test them: what an
-//! `@` reference names under Windows path rules (the lexical layer), whether a component opened
-//! without following reparse points may be used (the reparse layer), and whether an opened
-//! handle's final path lies under the root's (the final-path layer).
+//! The Windows side of the jail's path rules, and the Windows jail's other decisions that need no
+//! file system, as pure functions so that every system tests them: what an `@` reference names
+//! under Windows path rules (the lexical layer), whether a component opened without following
+//! reparse points may be used (the reparse layer, which `fd/windows.rs` applies), and whether an
+//! opened handle's final path lies under the root's (the final-path layer).
 //!
 //! The Windows jail runs the three in turn and each must refuse an escape on its own: the lexical
 //! layer before any file-system call, the reparse layer on every component it opens relative to
 //! its parent's handle, and the final-path layer on the handle it then reads through.
 
-/// What the lexical layer makes of one `@` reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Lexical {
-    /// Inside the root: the path relative to it, its components joined with `/` (empty for the
-    /// root itself). The jail opens these components one by one beneath the root's handle.
-    Inside(String),
-    /// Names a place outside the project: above the root, on another drive, a network share, the
-    /// device or object namespace, a drive's current directory, or a home directory (`~`). The
-    /// jail refuses the call with its "outside the project directory" text.
-    Outside,
-    /// Inside the project, but Windows would read some component as something other than the file
-    /// written: a device (`CON`, `NUL.txt`), an alternate data stream (`a.txt:stream`), or a name
-    /// the Win32 layer trims (`a.txt.`, `a.txt `); also any name with a control character. The
-    /// jail never opens it, so the token stays verbatim, like a path that does not exist.
-    NotAFile,
+use std::borrow::Cow;
+use std::path::Path;
+#[cfg(windows)]
+use std::path::PathBuf;
+
+use super::Landing;
+
+/// The project root in the form `lexical` takes: Windows' `std::path::absolute` already removes
+/// `.` and `..`.
+#[cfg(windows)]
+pub(crate) fn lexical_root(absolute: &Path) -> PathBuf {
+    absolute.to_path_buf()
 }
 
-/// The lexical layer: what `reference` (an `@` reference as written, with `/` or `\` as
-/// separators) names relative to `root`, the project root as a Windows path (`C:\proj`,
-/// `\\?\C:\proj`, `\\server\share\proj` or `\\?\UNC\server\share\proj`).
+/// Whether the jail takes anything below `root` to be inside it: always, a drive's or a share's
+/// top included.
+#[cfg(windows)]
+pub(crate) fn holds_below(_root: &Path) -> bool {
+    true
+}
+
+/// Whether `canonical` (from `fs::canonicalize`) is `real_root`'s final path or lies below it
+/// (`final_path_within`).
+#[cfg(windows)]
+pub(crate) fn final_within(canonical: &Path, real_root: &Path) -> bool {
+    use std::os::windows::ffi::OsStrExt;
+    let wide = |path: &Path| path.as_os_str().encode_wide().collect::<Vec<u16>>();
+    final_path_within(&wide(canonical), &wide(real_root))
+}
+
+/// `reference` as a label names it: Windows takes `\` as well as `/` between components, and
+/// labels use `/` everywhere.
+pub(crate) fn with_slashes(reference: &str) -> Cow<'_, str> {
+    if reference.contains('\\') {
+        Cow::Owned(reference.replace('\\', "/"))
+    } else {
+        Cow::Borrowed(reference)
+    }
+}
+
+/// The lexical layer: where `reference` (an `@` reference as written, with `/` or `\` as
+/// separators) lands relative to `root`, the project root as a Windows path (`C:\proj`,
+/// `\\?\C:\proj`, `\\server\share\proj` or `\\?\UNC\server\share\proj`). A home
+/// directory (`~`) is outside; a component Windows would read as something else is `NotAFile`.
 ///
 /// A relative reference starts at the root; an absolute one (`C:\proj\a.txt`, or `\proj\a.txt` on
 /// the root's own drive) must start with the root's components, compared case-insensitively. In
 /// both, `..` never climbs above the root, not even to come back into it. Where a reference leaves
 /// the project this wins over a component that names no file, so `\??\C:\x` is outside.
-pub(crate) fn lexical(root: &str, reference: &str) -> Lexical {
+pub(crate) fn lexical(root: &Path, reference: &str) -> Landing {
+    let root = root.to_string_lossy();
     if reference.starts_with('~') {
-        return Lexical::Outside;
+        return Landing::Outside;
     }
     // `from_top`: `None` for a relative reference, else the drive it names (`None` inside: the
     // root's own).
@@ -42,7 +68,7 @@ pub(crate) fn lexical(root: &str, reference: &str) -> Lexical {
         Anchor::Relative => (reference, None),
         Anchor::Rooted(rest) => (rest, Some(None)),
         Anchor::Drive(letter, rest) => (rest, Some(Some(letter))),
-        Anchor::Elsewhere => return Lexical::Outside,
+        Anchor::Elsewhere => return Landing::Outside,
     };
     let mut components = Vec::new();
     for component in rest.split(is_separator) {
@@ -51,21 +77,21 @@ pub(crate) fn lexical(root: &str, reference: &str) -> Lexical {
             ".." => components.push(component),
             // Win32 trims trailing dots and spaces, so a name of only dots and spaces may come out
             // as `.`, `..` or nothing at all.
-            _ if component.chars().all(|c| c == '.' || c == ' ') => return Lexical::Outside,
+            _ if component.chars().all(|c| c == '.' || c == ' ') => return Landing::Outside,
             _ => components.push(component),
         }
     }
     let mut remaining = &components[..];
     if let Some(drive) = from_top {
-        let Some(root) = Root::parse(root) else { return Lexical::Outside };
+        let Some(root) = Root::parse(&root) else { return Landing::Outside };
         if drive.is_some_and(|letter| root.drive != Some(letter)) {
-            return Lexical::Outside;
+            return Landing::Outside;
         }
         let n = root.components.len();
         let within = components.len() >= n
             && components.iter().zip(&root.components).all(|(a, b)| same_name(a, b));
         if !within {
-            return Lexical::Outside;
+            return Landing::Outside;
         }
         remaining = &components[n..];
     }
@@ -73,16 +99,16 @@ pub(crate) fn lexical(root: &str, reference: &str) -> Lexical {
     for &component in remaining {
         if component == ".." {
             if resolved.pop().is_none() {
-                return Lexical::Outside;
+                return Landing::Outside;
             }
         } else {
             resolved.push(component);
         }
     }
     if resolved.iter().any(|component| !is_plain_name(component)) {
-        return Lexical::NotAFile;
+        return Landing::NotAFile;
     }
-    Lexical::Inside(resolved.join("/"))
+    Landing::Inside(resolved.join("/"))
 }
 
 /// How a reference starts.
@@ -311,12 +337,12 @@ mod tests {
 
     const ROOT: &str = r"C:\Users\me\proj";
 
-    fn check(reference: &str, expected: Lexical) {
-        assert_eq!(lexical(ROOT, reference), expected, "@{reference}");
+    fn check(reference: &str, expected: Landing) {
+        assert_eq!(lexical(Path::new(ROOT), reference), expected, "@{reference}");
     }
 
-    fn inside(rel: &str) -> Lexical {
-        Lexical::Inside(rel.to_string())
+    fn inside(rel: &str) -> Landing {
+        Landing::Inside(rel.to_string())
     }
 
     #[test]
@@ -337,47 +363,47 @@ mod tests {
 
     #[test]
     fn dot_dot_never_leaves_the_root() {
-        check("..", Lexical::Outside);
-        check("../x", Lexical::Outside);
-        check(r"src\..\..\x", Lexical::Outside);
-        check("a/b/../../../x", Lexical::Outside);
-        check("../proj/a.txt", Lexical::Outside);
-        check("src/../../proj/a.txt", Lexical::Outside);
+        check("..", Landing::Outside);
+        check("../x", Landing::Outside);
+        check(r"src\..\..\x", Landing::Outside);
+        check("a/b/../../../x", Landing::Outside);
+        check("../proj/a.txt", Landing::Outside);
+        check("src/../../proj/a.txt", Landing::Outside);
     }
 
     #[test]
     fn dot_and_space_names_are_outside() {
-        check("...", Lexical::Outside);
-        check("src/.../x", Lexical::Outside);
-        check(".. ", Lexical::Outside);
-        check("src/. /x", Lexical::Outside);
+        check("...", Landing::Outside);
+        check("src/.../x", Landing::Outside);
+        check(".. ", Landing::Outside);
+        check("src/. /x", Landing::Outside);
     }
 
     #[test]
     fn home_paths_are_outside() {
-        check("~", Lexical::Outside);
-        check("~/.ssh/id_rsa", Lexical::Outside);
-        check(r"~\x", Lexical::Outside);
+        check("~", Landing::Outside);
+        check("~/.ssh/id_rsa", Landing::Outside);
+        check(r"~\x", Landing::Outside);
     }
 
     #[test]
     fn network_device_and_verbatim_paths_are_outside() {
-        check(r"\\server\share\x", Lexical::Outside);
-        check("//server/share/x", Lexical::Outside);
-        check(r"\/server\share", Lexical::Outside);
-        check(r"\\?\C:\Users\me\proj\a.txt", Lexical::Outside);
-        check(r"\\.\C:\Users\me\proj\a.txt", Lexical::Outside);
-        check(r"\\.\PhysicalDrive0", Lexical::Outside);
-        check(r"\\?\UNC\server\share", Lexical::Outside);
-        check(r"\??\C:\secret", Lexical::Outside);
+        check(r"\\server\share\x", Landing::Outside);
+        check("//server/share/x", Landing::Outside);
+        check(r"\/server\share", Landing::Outside);
+        check(r"\\?\C:\Users\me\proj\a.txt", Landing::Outside);
+        check(r"\\.\C:\Users\me\proj\a.txt", Landing::Outside);
+        check(r"\\.\PhysicalDrive0", Landing::Outside);
+        check(r"\\?\UNC\server\share", Landing::Outside);
+        check(r"\??\C:\secret", Landing::Outside);
     }
 
     #[test]
     fn drive_relative_paths_are_outside() {
-        check("C:secret", Lexical::Outside);
-        check("c:secret", Lexical::Outside);
-        check("C:", Lexical::Outside);
-        check("D:..", Lexical::Outside);
+        check("C:secret", Landing::Outside);
+        check("c:secret", Landing::Outside);
+        check("C:", Landing::Outside);
+        check("D:..", Landing::Outside);
     }
 
     #[test]
@@ -391,32 +417,32 @@ mod tests {
 
     #[test]
     fn absolute_paths_elsewhere_are_outside() {
-        check(r"C:\Windows\win.ini", Lexical::Outside);
-        check(r"D:\Users\me\proj\a.txt", Lexical::Outside);
-        check(r"C:\Users\me\proj2\a.txt", Lexical::Outside);
-        check(r"C:\Users\me", Lexical::Outside);
-        check(r"C:\Users\me\proj\..\x", Lexical::Outside);
-        check(r"C:\Users\me\..\me\proj\a.txt", Lexical::Outside);
-        check(r"C:\Users\me\proj\..\proj\a.txt", Lexical::Outside);
-        check("/etc/passwd", Lexical::Outside);
-        check("/components/x", Lexical::Outside);
-        check(r"\", Lexical::Outside);
+        check(r"C:\Windows\win.ini", Landing::Outside);
+        check(r"D:\Users\me\proj\a.txt", Landing::Outside);
+        check(r"C:\Users\me\proj2\a.txt", Landing::Outside);
+        check(r"C:\Users\me", Landing::Outside);
+        check(r"C:\Users\me\proj\..\x", Landing::Outside);
+        check(r"C:\Users\me\..\me\proj\a.txt", Landing::Outside);
+        check(r"C:\Users\me\proj\..\proj\a.txt", Landing::Outside);
+        check("/etc/passwd", Landing::Outside);
+        check("/components/x", Landing::Outside);
+        check(r"\", Landing::Outside);
     }
 
     #[test]
     fn device_names_are_not_files() {
         for name in ["CON", "con", "PRN", "AUX", "NUL", "nul", "COM1", "com9", "LPT1", "LPT9"] {
-            check(name, Lexical::NotAFile);
+            check(name, Landing::NotAFile);
         }
-        check("NUL.txt", Lexical::NotAFile);
-        check("nul.tar.gz", Lexical::NotAFile);
-        check("CON .txt", Lexical::NotAFile);
-        check("src/aux.c", Lexical::NotAFile);
-        check("COM¹", Lexical::NotAFile);
-        check("lpt³.log", Lexical::NotAFile);
-        check("CONIN$", Lexical::NotAFile);
-        check("conout$", Lexical::NotAFile);
-        check(r"C:\Users\me\proj\NUL", Lexical::NotAFile);
+        check("NUL.txt", Landing::NotAFile);
+        check("nul.tar.gz", Landing::NotAFile);
+        check("CON .txt", Landing::NotAFile);
+        check("src/aux.c", Landing::NotAFile);
+        check("COM¹", Landing::NotAFile);
+        check("lpt³.log", Landing::NotAFile);
+        check("CONIN$", Landing::NotAFile);
+        check("conout$", Landing::NotAFile);
+        check(r"C:\Users\me\proj\NUL", Landing::NotAFile);
     }
 
     #[test]
@@ -439,33 +465,33 @@ mod tests {
 
     #[test]
     fn streams_are_not_files() {
-        check("a.txt:stream", Lexical::NotAFile);
-        check("a.txt::$DATA", Lexical::NotAFile);
-        check("src/main.rs:42", Lexical::NotAFile);
-        check("github.com:org/repo.git", Lexical::NotAFile);
+        check("a.txt:stream", Landing::NotAFile);
+        check("a.txt::$DATA", Landing::NotAFile);
+        check("src/main.rs:42", Landing::NotAFile);
+        check("github.com:org/repo.git", Landing::NotAFile);
         check("src/x:y/../a.txt", inside("src/a.txt"));
     }
 
     #[test]
     fn control_characters_are_not_files() {
-        check("a\u{1}b", Lexical::NotAFile);
-        check("src/\u{7f}", Lexical::NotAFile);
-        check("a\u{85}b", Lexical::NotAFile);
+        check("a\u{1}b", Landing::NotAFile);
+        check("src/\u{7f}", Landing::NotAFile);
+        check("a\u{85}b", Landing::NotAFile);
     }
 
     #[test]
     fn trailing_dots_and_spaces_are_not_files() {
-        check("README.md.", Lexical::NotAFile);
-        check("src./a.ts", Lexical::NotAFile);
-        check("a.txt ", Lexical::NotAFile);
-        check("a. .", Lexical::NotAFile);
+        check("README.md.", Landing::NotAFile);
+        check("src./a.ts", Landing::NotAFile);
+        check("a.txt ", Landing::NotAFile);
+        check("a. .", Landing::NotAFile);
     }
 
     #[test]
     fn leaving_the_project_wins_over_a_bad_name() {
-        check("NUL/../../x", Lexical::Outside);
-        check(r"C:\Windows\NUL", Lexical::Outside);
-        check("a.txt:s/../../x", Lexical::Outside);
+        check("NUL/../../x", Landing::Outside);
+        check(r"C:\Windows\NUL", Landing::Outside);
+        check("a.txt:s/../../x", Landing::Outside);
     }
 
     #[test]
@@ -476,22 +502,28 @@ mod tests {
 
     #[test]
     fn root_forms() {
-        let check_root = |root: &str, reference: &str, expected: Lexical| {
-            assert_eq!(lexical(root, reference), expected, "{root} + @{reference}");
+        let check_root = |root: &str, reference: &str, expected: Landing| {
+            assert_eq!(lexical(Path::new(root), reference), expected, "{root} + @{reference}");
         };
         check_root(r"\\?\C:\proj", r"C:\proj\a", inside("a"));
         check_root(r"\\?\C:\proj", r"\proj\a", inside("a"));
         check_root(r"\\?\UNC\srv\share\proj", r"\proj\a", inside("a"));
         check_root(r"\\?\unc\srv\share\proj", r"\proj\a", inside("a"));
         check_root(r"\\srv\share\proj", r"\proj\a", inside("a"));
-        check_root(r"\\srv\share\proj", r"C:\proj\a", Lexical::Outside);
+        check_root(r"\\srv\share\proj", r"C:\proj\a", Landing::Outside);
         check_root(r"\\srv\share\proj", "a", inside("a"));
         check_root(r"C:\", r"C:\Windows\win.ini", inside("Windows/win.ini"));
         check_root("C:", r"\x", inside("x"));
-        check_root(r"C:\", "..", Lexical::Outside);
-        check_root("proj", r"C:\proj", Lexical::Outside);
-        check_root(r"\\srv", r"\x", Lexical::Outside);
+        check_root(r"C:\", "..", Landing::Outside);
+        check_root("proj", r"C:\proj", Landing::Outside);
+        check_root(r"\\srv", r"\x", Landing::Outside);
         check_root(r"C:\proj", "a", inside("a"));
+    }
+
+    #[test]
+    fn labels_use_forward_slashes() {
+        assert_eq!(with_slashes(r"src\deep/a.ts"), "src/deep/a.ts");
+        assert_eq!(with_slashes("src/a.ts"), "src/a.ts");
     }
 
     fn check_opened(attributes: u32, tag: u32, expected: Opened) {
