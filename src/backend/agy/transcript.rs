@@ -295,10 +295,10 @@ impl<'de> Visitor<'de> for CwdsOf<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = HashMap::new();
         while let Some(cwd) = map.next_key::<Cow<'de, str>>()? {
-            if let Some(id) = map.next_value::<Str<'de>>()?.0 {
-                if let Some(id) = self.ids.get(id.as_ref()) {
-                    found.insert(id.to_string(), cwd.into_owned());
-                }
+            if let Some(id) = map.next_value::<Str<'de>>()?.0
+                && let Some(id) = self.ids.get(id.as_ref())
+            {
+                found.insert(id.to_string(), cwd.into_owned());
             }
         }
         Ok(found)
