@@ -44,7 +44,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER := $(QEMU_AARCH64)
 RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
 .PHONY: wine-prefix test-windows all release check-release dist dist-windows install test test-musl test-aarch64 fuzz lint self-contained fmt-check \
-	clippy clippy-macos clippy-windows unit run demo \
+	clippy clippy-macos clippy-windows unit test-shells fake-cli run demo \
 	bench bench-quick interop clean
 
 all: release
@@ -180,7 +180,17 @@ install: release
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gemini-relay
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/gemini-relay"
 
+# What `make test` runs needs only cargo, a C compiler (cargo's linker), python3 and the base tools
+# of a Linux system (sh, coreutils, ps and kill, script). Tests that need another program run in a
+# target of their own that .ci/run calls: test-shells (zsh), test-windows (Wine), test-aarch64 (qemu).
 test: lint unit check-release
+
+# The tests that paste what the relay prints into another shell (zsh), built only with the feature
+# shell-tests so that `make test` never needs that shell.
+test-shells:
+	@command -v zsh >/dev/null 2>&1 || \
+		{ echo "test-shells: zsh is missing (Debian package zsh)" >&2; exit 1; }
+	$(CARGO) test --locked --features shell-tests --test integration shells::
 
 # Unit and integration tests built for the musl target the release ships (musl's libc differs from
 # glibc's in what it offers; the binary's entry and --version once broke only there).
@@ -284,7 +294,7 @@ fmt-check:
 	$(CARGO) fmt --all -- --check
 
 clippy:
-	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked --all-targets --features shell-tests -- -D warnings
 
 # The lint of the macOS builds, tests included: clippy only type-checks, so no linker or SDK is needed.
 clippy-macos:
@@ -302,23 +312,27 @@ clippy-windows:
 		echo "rustup target add x86_64-pc-windows-gnu"; rustup target add x86_64-pc-windows-gnu; fi
 	$(CARGO) clippy --locked --target x86_64-pc-windows-gnu --all-targets -- -D warnings
 
-# The fake CLIs' self-test runs on the sh scripts and on the Rust fake that the Windows suite runs,
-# copied as agy and gemini (it plays the CLI it is named after), so the two cannot drift apart.
-FAKE_SELFTEST := target/fake-selftest
+# The fake CLI (fixtures/fake_cli.rs, the example fake-cli) goes through its self-test before the
+# integration tests run it.
 unit:
-	sh fixtures/selftest.sh
 	$(CARGO) build --locked --example fake-cli
-	rm -rf $(FAKE_SELFTEST) && mkdir -p $(FAKE_SELFTEST)
-	cp target/debug/examples/fake-cli $(FAKE_SELFTEST)/agy
-	cp target/debug/examples/fake-cli $(FAKE_SELFTEST)/gemini
-	sh fixtures/selftest.sh $(FAKE_SELFTEST)/agy $(FAKE_SELFTEST)/gemini
+	sh fixtures/selftest.sh target/debug/examples/fake-cli
 	$(CARGO) test --locked
+
+# The fake CLI under the names of the CLIs it plays, for the demo and the interop kit: copies in
+# target/fake-cli/ (the relay runs AGY_CLI_PATH as it is, and the fake reads its own name).
+FAKE_CLI_DIR := $(CURDIR)/target/fake-cli
+fake-cli:
+	$(CARGO) build --locked --example fake-cli
+	mkdir -p $(FAKE_CLI_DIR)
+	for name in agy gemini; do cp -f target/debug/examples/fake-cli $(FAKE_CLI_DIR)/$$name.new && \
+		mv -f $(FAKE_CLI_DIR)/$$name.new $(FAKE_CLI_DIR)/$$name || exit 1; done
 
 run: release
 	$(BIN)
 
-demo: release
-	python3 fixtures/demo.py $(BIN)
+demo: release fake-cli
+	python3 fixtures/demo.py $(BIN) $(FAKE_CLI_DIR)/agy
 
 # The benchmark kit (tests/bench/README.md): `make bench` is the full run, `make bench-quick` (or
 # `make bench QUICK=1`) the quick one; BENCH_ARGS go to run.sh (e.g. BENCH_ARGS=--with-node).
@@ -329,8 +343,8 @@ bench-quick: release
 	tests/bench/run.sh --quick $(BENCH_ARGS)
 
 # The interop kit (tests/interop/README.md); HOSTS=1 adds the coding-agent hosts.
-interop: release
-	SERVER="env GEMINI_MCP_TEST_TOOLS=1 GEMINI_MCP_PROGRESS_INTERVAL_MS=200 AGY_CLI_PATH=$(CURDIR)/fixtures/fake-agy $(CURDIR)/$(BIN)" \
+interop: release fake-cli
+	SERVER="env GEMINI_MCP_TEST_TOOLS=1 GEMINI_MCP_PROGRESS_INTERVAL_MS=200 AGY_CLI_PATH=$(FAKE_CLI_DIR)/agy $(CURDIR)/$(BIN)" \
 	CFG=$(abspath $(INTEROP_CFG)) \
 	CONF_SCENARIOS="server-initialize ping tools-list prompts-list logging-set-level" \
 	tests/interop/interop.sh

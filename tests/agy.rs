@@ -1,5 +1,6 @@
-//! The agy backend end to end against `fixtures/fake-agy`: worked wire examples (the `b*_`
-//! tests), the argv each tool sends, the run ladder's branches, the queue, and the model tools.
+//! The agy backend end to end against the fake agy (`fixtures/fake_cli.rs`): worked wire examples
+//! (the `b*_` tests), the argv each tool sends, the run ladder's branches, the queue, and the model
+//! tools.
 
 use std::fs;
 use std::time::{Duration, Instant, SystemTime};

@@ -592,7 +592,7 @@ fn an_updated_agy_is_probed_again() {
     let dir = TempDir::new("agy-update");
     // A copy of the fake agy (copied with its permissions) that the test can rewrite.
     let exe = dir.join(&format!("agy{}", std::env::consts::EXE_SUFFIX));
-    fs::copy(fake_program("agy"), &exe).unwrap();
+    fs::copy(fake_program(), &exe).unwrap();
     let help = dir.write("help", "full");
     let fakes = Fakes::new();
     let mut relay = agy(&fakes)

@@ -1,5 +1,5 @@
-//! Integration tests: every test spawns the real `gemini-relay` binary against the fake CLIs in
-//! `fixtures/` and speaks JSON-RPC to it over stdio, with a deadline on every read.
+//! Integration tests: every test spawns the real `gemini-relay` binary against the fake CLI of
+//! `fixtures/fake_cli.rs` and speaks JSON-RPC to it over stdio, with a deadline on every read.
 
 // The harness spawns the binary under test; the one-door rule is for the product.
 #![allow(clippy::disallowed_methods)]
@@ -37,6 +37,11 @@ mod changemode;
 
 // `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
 mod files;
+
+// What a user pastes into a shell other than sh (zsh), run in it: needs that shell, so it builds
+// only with the feature `shell-tests` (`make test-shells`), never in `make test`.
+#[cfg(all(unix, feature = "shell-tests"))]
+mod shells;
 
 // What only Windows has: the CLI search, caller text with no cmd.exe between, the command-line
 // limit, Windows path forms, links out of the project, Job Objects.

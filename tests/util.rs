@@ -77,20 +77,10 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// Whether the tests run against the Rust fake CLI instead of the sh scripts `fixtures/fake-agy`
-/// and `fixtures/fake-gemini`: always on Windows, which runs no sh script, and elsewhere with
-/// `GEMINI_RELAY_FAKES=rust`.
-pub fn rust_fakes() -> bool {
-    cfg!(windows) || std::env::var("GEMINI_RELAY_FAKES").is_ok_and(|fakes| fakes == "rust")
-}
-
-/// The program that plays the fake CLI `name` (`agy` or `gemini`): its sh script in `fixtures/`,
-/// or with `rust_fakes()` the Rust fake that `cargo build --example fake-cli` built beside this
-/// test executable (`target/[<triple>/]<profile>/examples`), which plays the CLI it is named after.
-pub fn fake_program(name: &str) -> PathBuf {
-    if !rust_fakes() {
-        return fixtures().join(format!("fake-{name}"));
-    }
+/// The fake CLI (`fixtures/fake_cli.rs`, the example `fake-cli`) that cargo built beside this test
+/// executable (`target/[<triple>/]<profile>/examples`; `cargo test` builds the examples). It plays
+/// the CLI it is named after, so tests place it as `agy` or `gemini`.
+pub fn fake_program() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile = exe.parent().and_then(Path::parent).unwrap();
     let fake = profile.join("examples").join(format!("fake-cli{}", std::env::consts::EXE_SUFFIX));
@@ -740,43 +730,31 @@ pub struct Invocation {
 }
 
 impl Fakes {
-    /// The shell fakes `fixtures/fake-agy` and `fixtures/fake-gemini`, linked as `agy` and
-    /// `gemini`; or with `rust_fakes()` (always on Windows) the fake CLI program, which plays the
-    /// CLI it is named after: as `agy`, and on POSIX as `gemini`. On Windows gemini is laid out as
-    /// npm installs it: `gemini.cmd` (the cmd-shim in `fixtures/npm/`) beside `node.exe` (the fake)
-    /// and the script the shim names, so every gemini run goes through the relay's reading of the
-    /// shim.
+    /// The fake CLI program, which plays the CLI it is named after: as `agy`, and on POSIX as
+    /// `gemini`. On Windows gemini is laid out as npm installs it: `gemini.cmd` (the cmd-shim in
+    /// `fixtures/npm/`) beside `node.exe` (the fake) and the script the shim names, so every gemini
+    /// run goes through the relay's reading of the shim.
     pub fn new() -> Fakes {
         let bin = TempDir::new("bin");
-        if rust_fakes() {
-            // The Rust fake must carry the CLI's name. On POSIX a hard link where the file system
-            // allows one, else a copy, so that no test holds a file open for writing that another
-            // test's relay is about to run (exec fails then); on Windows a copy, since Wine refuses
-            // a link to a program that is running.
-            let place = |name: &str| {
-                let path = bin.join(&format!("{name}{}", std::env::consts::EXE_SUFFIX));
-                let program = fake_program("agy");
-                let linked = !cfg!(windows) && fs::hard_link(&program, &path).is_ok();
-                if !linked {
-                    fs::copy(&program, &path).unwrap();
-                }
-            };
-            place("agy");
-            if cfg!(windows) {
-                place("node");
-                fs::copy(fixtures().join("npm/gemini.cmd"), bin.join("gemini.cmd")).unwrap();
-                bin.write(
-                    NPM_GEMINI_SCRIPT,
-                    "// stands for the Gemini CLI; node.exe is the fake\n",
-                );
-            } else {
-                place("gemini");
+        // The fake must carry the CLI's name. On POSIX a hard link where the file system allows
+        // one, else a copy, so that no test holds a file open for writing that another test's
+        // relay is about to run (exec fails then); on Windows a copy, since Wine refuses a link to
+        // a program that is running.
+        let place = |name: &str| {
+            let path = bin.join(&format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            let program = fake_program();
+            let linked = !cfg!(windows) && fs::hard_link(&program, &path).is_ok();
+            if !linked {
+                fs::copy(&program, &path).unwrap();
             }
+        };
+        place("agy");
+        if cfg!(windows) {
+            place("node");
+            fs::copy(fixtures().join("npm/gemini.cmd"), bin.join("gemini.cmd")).unwrap();
+            bin.write(NPM_GEMINI_SCRIPT, "// stands for the Gemini CLI; node.exe is the fake\n");
         } else {
-            #[cfg(unix)]
-            for name in ["gemini", "agy"] {
-                std::os::unix::fs::symlink(fake_program(name), bin.join(name)).unwrap();
-            }
+            place("gemini");
         }
         let log = bin.join("fake.log");
         Fakes { bin, log, marker: marker() }

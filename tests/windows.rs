@@ -22,8 +22,8 @@ fn a_cli_in_the_project_is_never_run() {
     // PATH names only the system's directories, so neither CLI is installed.
     let fakes = Fakes::new();
     let project = TempDir::new("proj");
-    fs::copy(fake_program("agy"), project.join("agy.exe")).unwrap();
-    fs::copy(fake_program("agy"), project.join("node.exe")).unwrap();
+    fs::copy(fake_program(), project.join("agy.exe")).unwrap();
+    fs::copy(fake_program(), project.join("node.exe")).unwrap();
     fs::copy(fixtures().join("npm").join("gemini.cmd"), project.join("gemini.cmd")).unwrap();
     project.write("node_modules/@google/gemini-cli/dist/index.js", "");
     for backend in ["agy", "gemini"] {

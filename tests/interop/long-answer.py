@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """long-answer.py BYTES < claude-stream.jsonl
 Reads claude-call.sh's stream-json and checks that the tool result the model saw (what fake_model.py
-echoes back as 'DONE: <result>') holds the whole answer of fake-agy's FAKE_AGY_RESPONSE_BYTES=BYTES:
+echoes back as 'DONE: <result>') holds the whole answer of the fake agy's FAKE_AGY_RESPONSE_BYTES=BYTES:
 every one of its 100-byte lines, in order. Prints the model-side length; exit 1 when it was cut or
 replaced by a preview."""
 import json, sys
