@@ -68,11 +68,11 @@ pub fn needs_approval(stderr: &str) -> bool {
 pub fn answering_model(stdout: &str, result: Option<&Value>, stream: bool) -> Option<String> {
     let from_init = || {
         let first = stdout.lines().map(trim).find(|line| line.starts_with('{'))?;
-        let event = json::parse::<json::EventLine>(first.as_bytes())?;
-        if event.event.0.as_deref() != Some("init") {
+        let event = json::event_line(first.as_bytes())?;
+        if event.event.as_deref() != Some("init") {
             return None;
         }
-        event.init_model.non_blank()
+        json::non_blank(event.init_model)
     };
     let from_init = if stream { from_init() } else { None };
     from_init.or_else(|| result.and_then(|result| non_blank(&result["model"])))

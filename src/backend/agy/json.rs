@@ -3,9 +3,9 @@
 //! field the caller asked for is skipped unread, so a huge event costs no memory beyond its line.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use serde::Deserialize;
 use serde::de::{
     DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
@@ -60,189 +60,174 @@ pub fn parse<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
     serde_json::from_slice(&mend_surrogates(json)).ok()
 }
 
-/// A value read only if it is a string; anything else (an object or array of any size) is
-/// skipped unread.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Text(pub Option<String>);
-
-impl Text {
-    /// The string, trimmed, when it is not blank.
-    pub fn non_blank(self) -> Option<String> {
-        let text = crate::js::trim(self.0.as_deref()?);
-        (!text.is_empty()).then(|| text.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
-        Str::deserialize(deserializer).map(|text| Text(text.0.map(Cow::into_owned)))
-    }
-}
-
-/// `Text`, borrowed from the input when the string has no escapes.
-pub struct Str<'de>(pub Option<Cow<'de, str>>);
-
-impl<'de> Deserialize<'de> for Str<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Str<'de>, D::Error> {
-        deserializer.deserialize_any(StrVisitor)
-    }
-}
-
-struct StrVisitor;
-
-impl<'de> Visitor<'de> for StrVisitor {
-    type Value = Str<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Str<'de>, E> {
-        Ok(Str(Some(Cow::Borrowed(text))))
-    }
-
-    fn visit_str<E>(self, text: &str) -> Result<Str<'de>, E> {
-        Ok(Str(Some(Cow::Owned(text.to_string()))))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Str<'de>, E> {
-        Ok(Str(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Str<'de>, E> {
-        Ok(Str(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Str<'de>, E> {
-        Ok(Str(None))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Str<'de>, E> {
-        Ok(Str(None))
-    }
-
-    fn visit_unit<E>(self) -> Result<Str<'de>, E> {
-        Ok(Str(None))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Str<'de>, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Str(None))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Str<'de>, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Str(None))
-    }
-}
-
-/// Reads field `name` of the value `deserializer` holds when it is an object; everything else
-/// in it is skipped unread.
-pub fn string_field<'de, D: Deserializer<'de>>(
-    deserializer: D,
-    name: &'static str,
-) -> Result<Text, D::Error> {
-    deserializer.deserialize_any(FieldVisitor { name })
-}
-
-struct FieldVisitor {
-    name: &'static str,
-}
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = Text;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
-        let mut found = Text(None);
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if key == self.name {
-                found = map.next_value()?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Text, A::Error> {
-        StrVisitor.visit_seq(seq).map(|_| Text(None))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_unit<E>(self) -> Result<Text, E> {
-        Ok(Text(None))
-    }
-}
-
 /// What the relay reads of a stream-json event line besides its result: its `event`, and the
-/// `model` of an `init` object. Everything else is skipped unread.
+/// `model` of an `init` object (each when a string). Everything else is skipped unread.
 #[derive(Debug, Default)]
 pub struct EventLine {
-    pub event: Text,
-    pub init_model: Text,
+    pub event: Option<String>,
+    pub init_model: Option<String>,
 }
 
-impl<'de> Deserialize<'de> for EventLine {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<EventLine, D::Error> {
-        deserializer.deserialize_map(EventLineVisitor)
+/// `line`'s `EventLine`; `None` when it is not a JSON object.
+pub fn event_line(line: &[u8]) -> Option<EventLine> {
+    match read(&mend_surrogates(line), Pick::Event)? {
+        Picked::Event(event) => Some(event),
+        _ => None,
     }
 }
 
-struct EventLineVisitor;
-
-impl<'de> Visitor<'de> for EventLineVisitor {
-    type Value = EventLine;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventLine, A::Error> {
-        let mut line = EventLine::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match key.as_ref() {
-                "event" => line.event = map.next_value()?,
-                "init" => line.init_model = map.next_value_seed(FieldSeed { name: "model" })?,
-                _ => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        Ok(line)
+/// The id → cwd map of agy's `last_conversations.json` (`cwd → id`), for `ids` only; a later
+/// entry wins. Empty when it is not a JSON object.
+pub fn cwds_of(json: &[u8], ids: &HashSet<&str>) -> HashMap<String, String> {
+    match read(&mend_surrogates(json), Pick::Cwds(ids)) {
+        Some(Picked::Cwds(found)) => found,
+        _ => HashMap::new(),
     }
 }
 
-/// Reads the string field `name` of an object (see `string_field`) as a map value.
+/// The trimmed text when it is not blank.
+pub fn non_blank(text: Option<String>) -> Option<String> {
+    let text = crate::js::trim(text.as_deref()?);
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// One JSON document read with `pick`.
+fn read(json: &[u8], pick: Pick<'_>) -> Option<Picked> {
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let picked = pick.deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(picked)
+}
+
+/// Reads the string field `name` of an object as a map value (`None` for anything else).
 pub struct FieldSeed {
     pub name: &'static str,
 }
 
 impl<'de> DeserializeSeed<'de> for FieldSeed {
-    type Value = Text;
+    type Value = Option<String>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Text, D::Error> {
-        string_field(deserializer, self.name)
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        Ok(Pick::Field(self.name).deserialize(deserializer)?.text())
+    }
+}
+
+/// What to read of a value; everything else in it is skipped unread. One visitor for every
+/// shape keeps the parser's code in the binary once.
+#[derive(Clone, Copy)]
+enum Pick<'a> {
+    /// The value when it is a string.
+    Str,
+    /// An object's string field of this name.
+    Field(&'static str),
+    /// An event line's `event` and `init.model`.
+    Event,
+    /// `last_conversations.json`'s entries whose id is one of these.
+    Cwds(&'a HashSet<&'a str>),
+}
+
+enum Picked {
+    Str(Option<String>),
+    Event(EventLine),
+    Cwds(HashMap<String, String>),
+}
+
+impl Picked {
+    fn text(self) -> Option<String> {
+        match self {
+            Picked::Str(text) => text,
+            _ => None,
+        }
+    }
+}
+
+impl Pick<'_> {
+    /// What a value that holds nothing wanted gives.
+    fn nothing(self) -> Picked {
+        match self {
+            Pick::Str | Pick::Field(_) => Picked::Str(None),
+            Pick::Event => Picked::Event(EventLine::default()),
+            Pick::Cwds(_) => Picked::Cwds(HashMap::new()),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Pick<'_> {
+    type Value = Picked;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Picked, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pick<'_> {
+    type Value = Picked;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Picked, E> {
+        Ok(match self {
+            Pick::Str => Picked::Str(Some(text.to_string())),
+            other => other.nothing(),
+        })
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Picked, E> {
+        Ok(self.nothing())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Picked, E> {
+        Ok(self.nothing())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Picked, E> {
+        Ok(self.nothing())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Picked, E> {
+        Ok(self.nothing())
+    }
+
+    fn visit_unit<E>(self) -> Result<Picked, E> {
+        Ok(self.nothing())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Picked, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(self.nothing())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picked, A::Error> {
+        let mut picked = self.nothing();
+        while let Some(key) = map.next_key::<String>()? {
+            let wanted = match (self, key.as_str()) {
+                (Pick::Field(name), key) if key == name => Some(Pick::Str),
+                (Pick::Event, "event") => Some(Pick::Str),
+                (Pick::Event, "init") => Some(Pick::Field("model")),
+                (Pick::Cwds(_), _) => Some(Pick::Str),
+                _ => None,
+            };
+            let Some(wanted) = wanted else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let text = map.next_value_seed(wanted)?.text();
+            match (&mut picked, key.as_str()) {
+                (Picked::Event(event), "event") => event.event = text,
+                (Picked::Event(event), _) => event.init_model = text,
+                (Picked::Cwds(found), _) => {
+                    if let (Pick::Cwds(ids), Some(id)) = (self, text)
+                        && ids.contains(id.as_str())
+                    {
+                        found.insert(id, key);
+                    }
+                }
+                (Picked::Str(found), _) => *found = text,
+            }
+        }
+        Ok(picked)
     }
 }
 
@@ -275,15 +260,23 @@ mod tests {
     }
 
     #[test]
-    fn only_strings_and_named_fields_are_kept() {
-        let text: Text = serde_json::from_str(r#""  hi ""#).unwrap();
-        assert_eq!(text.non_blank().as_deref(), Some("hi"));
-        for other in ["1", "null", "true", "[1,[2]]", r#"{"a":{"b":[]}}"#] {
-            assert_eq!(serde_json::from_str::<Text>(other).unwrap(), Text(None), "{other}");
+    fn only_the_fields_asked_for_are_kept() {
+        let line = |json: &str| event_line(json.as_bytes()).unwrap();
+        let init = line(r#"{"tools":[1,{"a":[]}],"init":{"x":[2],"model":" m "},"event":"init"}"#);
+        assert_eq!(init.event.as_deref(), Some("init"));
+        assert_eq!(non_blank(init.init_model).as_deref(), Some("m"));
+        for other in [r#"{"event":7,"init":"m"}"#, r#"{"event":null,"init":[{"model":"m"}]}"#] {
+            let parsed = line(other);
+            assert_eq!((parsed.event, parsed.init_model), (None, None), "{other}");
         }
+        assert!(event_line(b"[1]").is_none());
+        assert!(event_line(br#"{"event":"x"} trailing"#).is_none());
+        let ids = HashSet::from(["a", "c"]);
+        let found = cwds_of(br#"{"/one":"a","/two":"b","/three":"a","/four":{"id":"c"}}"#, &ids);
+        assert_eq!(found, HashMap::from([("a".to_string(), "/three".to_string())]));
         let field = |json: &str| {
             let mut de = serde_json::Deserializer::from_str(json);
-            string_field(&mut de, "name").unwrap().0
+            FieldSeed { name: "name" }.deserialize(&mut de).unwrap()
         };
         assert_eq!(field(r#"{"args":[1,2],"name":"read_file"}"#).as_deref(), Some("read_file"));
         assert_eq!(field(r#"{"name":7}"#), None);

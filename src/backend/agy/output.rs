@@ -18,7 +18,7 @@ pub fn agy_result(stdout: &str, stream: bool) -> Option<Value> {
     }
     stdout.lines().rev().find_map(|line| {
         let line = trim(line).as_bytes();
-        if json::parse::<json::EventLine>(line)?.event.0.as_deref() != Some("result") {
+        if json::event_line(line)?.event.as_deref() != Some("result") {
             return None;
         }
         let Value::Object(mut event) = json::parse::<Value>(line)? else { return None };

@@ -207,8 +207,8 @@ impl<'de> Visitor<'de> for EventVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event<'de>, A::Error> {
         let mut event = Event::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match (self.step, key.as_ref()) {
+        while let Some(key) = map.next_key::<String>()? {
+            match (self.step, key.as_str()) {
                 (false, "event") => event.kind = Some(map.next_value()?),
                 (false, "step_update") => {
                     let step = map.next_value_seed(EventVisitor { step: true })?;
@@ -217,7 +217,7 @@ impl<'de> Visitor<'de> for EventVisitor {
                 }
                 (true, "text_delta") => event.text_delta = Some(map.next_value_seed(ByteString)?),
                 (true, "tool_call") => {
-                    event.tool_name = map.next_value_seed(FieldSeed { name: "name" })?.0;
+                    event.tool_name = map.next_value_seed(FieldSeed { name: "name" })?;
                 }
                 _ => drop(map.next_value::<IgnoredAny>()?),
             }

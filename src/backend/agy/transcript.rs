@@ -1,19 +1,14 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies and the conversation listing with its table (`gemini-conversations`).
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::backend::agy::json::{Str, Text};
 use crate::files::fd;
 use crate::js;
 
@@ -157,9 +152,7 @@ impl Store {
     fn cwds_of(&self, ids: HashSet<&str>) -> HashMap<String, String> {
         let path = self.base.join("cache").join("last_conversations.json");
         let Ok(bytes) = read_file(&path) else { return HashMap::new() };
-        let bytes = super::json::mend_surrogates(&bytes);
-        let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
-        CwdsOf { ids: &ids }.deserialize(&mut deserializer).unwrap_or_default()
+        super::json::cwds_of(&bytes, &ids)
     }
 
     fn logs_dir(&self, id: &str) -> PathBuf {
@@ -227,81 +220,14 @@ impl Store {
             if text.trim().is_empty() {
                 continue;
             }
-            let Some(entry) = super::json::parse::<PromptEntry>(text.as_bytes()) else { continue };
-            if let (Some("USER_INPUT"), Some(content)) = (entry.kind.0.as_deref(), entry.content.0)
+            let Some(entry) = super::json::parse::<Value>(text.as_bytes()) else { continue };
+            if let (Value::String(kind), Value::String(content)) =
+                (&entry["type"], &entry["content"])
+                && kind == "USER_INPUT"
             {
-                return Some(preview(&crate::controls::strip(&content)));
+                return Some(preview(&crate::controls::strip(content)));
             }
         }
-    }
-}
-
-/// What `first_prompt` reads of a transcript entry: its `type` and `content`, when strings.
-#[derive(Default)]
-struct PromptEntry {
-    kind: Text,
-    content: Text,
-}
-
-impl<'de> Deserialize<'de> for PromptEntry {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PromptEntry, D::Error> {
-        deserializer.deserialize_map(PromptEntryVisitor)
-    }
-}
-
-struct PromptEntryVisitor;
-
-impl<'de> Visitor<'de> for PromptEntryVisitor {
-    type Value = PromptEntry;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptEntry, A::Error> {
-        let mut entry = PromptEntry::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match key.as_ref() {
-                "type" => entry.kind = map.next_value()?,
-                "content" => entry.content = map.next_value()?,
-                _ => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        Ok(entry)
-    }
-}
-
-/// Reads `last_conversations.json` (`cwd → id`) keeping only the entries whose id is one of `ids`,
-/// inverted to `id → cwd`.
-struct CwdsOf<'a> {
-    ids: &'a HashSet<&'a str>,
-}
-
-impl<'de> DeserializeSeed<'de> for CwdsOf<'_> {
-    type Value = HashMap<String, String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for CwdsOf<'_> {
-    type Value = HashMap<String, String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = HashMap::new();
-        while let Some(cwd) = map.next_key::<Cow<'de, str>>()? {
-            if let Some(id) = map.next_value::<Str<'de>>()?.0
-                && let Some(id) = self.ids.get(id.as_ref())
-            {
-                found.insert(id.to_string(), cwd.into_owned());
-            }
-        }
-        Ok(found)
     }
 }
 
