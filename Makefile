@@ -45,7 +45,7 @@ RELEASE_CARGO := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS $(CARGO)
 
 .PHONY: wine-prefix test-windows all release check-release dist dist-windows install test test-musl test-aarch64 fuzz lint self-contained fmt-check \
 	clippy clippy-macos clippy-windows unit test-shells fake-cli run demo \
-	bench bench-quick interop clean
+	bench bench-quick interop clean dist-packages test-packages
 
 all: release
 
@@ -112,7 +112,48 @@ DIST_FILES := $(foreach t,$(DIST_TARGETS),gemini-relay-$(VERSION)-$(t).tar.gz) \
 
 dist: $(foreach t,$(DIST_TARGETS) $(WINDOWS),dist-$(t))
 	cd dist && sha256sum $(DIST_FILES) > SHA256SUMS
+	$(MAKE) --no-print-directory dist-packages
 	@cat dist/SHA256SUMS
+
+# The install packages, from the same five binaries (README, "Install"; the sources are in
+# .ci/packages/): .ci/packages/generate.py stages the npm packages and the pyproject, and writes the
+# MCP bundles, the host packages, the Homebrew formula and server.json; then npm packs the npm
+# packages and maturin builds one wheel per target. npm pack writes every entry with one fixed time
+# and a mode of 0644 or 0755, in a fixed order, and gzips without a time, so its tarballs repeat
+# byte for byte. maturin runs cargo with the same per-target environment as the archives, so cargo
+# finds the Linux and Windows builds fresh; the macOS wheels link through maturin's own zig wrapper
+# (--zig), so cargo links those again, and the link gives the same bytes. Either way the wheel's
+# binary is the archive's (checked below, byte for byte). SOURCE_DATE_EPOCH fixes the wheel's times.
+# A Linux wheel is tagged both manylinux_2_17 and musllinux_1_2: the binary is static, so it runs on
+# glibc and musl alike, and pip or uv on glibc takes no wheel tagged musllinux alone.
+# OWNER is the GitHub owner the release comes from: the MCP registry's name is
+# io.github.<OWNER>/gemini-relay, and RELEASES is where the archives and bundles are downloaded.
+OWNER    ?= gemini-relay
+RELEASES ?= https://github.com/$(OWNER)/gemini-relay/releases/download/v$(VERSION)
+NPM      ?= npm
+MATURIN  ?= maturin
+NPM_PLATFORMS := linux-x64 linux-arm64 darwin-arm64 darwin-x64 win32-x64
+PACKAGE_FILES := gemini-relay-$(VERSION).tgz $(foreach p,$(NPM_PLATFORMS),gemini-relay-$(p)-$(VERSION).tgz) \
+	gemini-relay-claude-plugin-$(VERSION).tgz $(foreach p,$(NPM_PLATFORMS),gemini-relay-$(VERSION)-$(p).mcpb) \
+	gemini-relay.rb server.json
+LINUX_WHEEL_TAGS := --compatibility manylinux_2_17 musllinux_1_2
+RELEASE_MATURIN := env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS MACOSX_DEPLOYMENT_TARGET=$(MACOSX_DEPLOYMENT_TARGET) $(MATURIN)
+
+dist-packages:
+	@command -v $(NPM) >/dev/null 2>&1 || { echo "dist: npm is missing (it packs the npm packages)" >&2; exit 1; }
+	@command -v $(MATURIN) >/dev/null 2>&1 || { echo "dist: maturin is missing (pip install maturin)" >&2; exit 1; }
+	python3 .ci/packages/generate.py dist $(VERSION) $(OWNER) $(RELEASES) $(SOURCE_DATE_EPOCH)
+	rm -f dist/*.tgz dist/*.whl
+	set -e; for p in gemini-relay $(NPM_PLATFORMS); do \
+		(cd dist/.stage-npm/$$p && $(NPM) pack --ignore-scripts --silent --pack-destination $(CURDIR)/dist >/dev/null); done; \
+	(cd dist/claude-plugin && $(NPM) pack --ignore-scripts --silent --pack-destination $(CURDIR)/dist >/dev/null)
+	set -e; for t in $(DIST_TARGETS) $(WINDOWS); do \
+		(cd dist/.stage-pypi && $(RELEASE_MATURIN) build --release --locked --quiet --target $$t \
+			$$(case $$t in *linux*) echo $(LINUX_WHEEL_TAGS);; *darwin) echo --zig;; esac) \
+			--out $(CURDIR)/dist); done
+	@python3 .ci/packages/check_binaries.py dist $(VERSION)
+	rm -rf dist/.stage-npm dist/.stage-pypi
+	cd dist && sha256sum $(DIST_FILES) $(PACKAGE_FILES) $$(cd $(CURDIR)/dist && ls *.whl) > SHA256SUMS
 
 # Each binary names its target in `--version`; the macOS ones cannot run here, so the text is looked
 # for in the file.
@@ -171,6 +212,15 @@ dist-%-pc-windows-gnu: build-%-pc-windows-gnu
 	install -m 0644 README.md LICENSE $$stage/$$name/ && chmod 0755 $$stage/$$name && \
 	rm -f dist/$$name.zip && python3 -c "$$DIST_ZIP" dist/$$name.zip $$stage $$name $(SOURCE_DATE_EPOCH) && \
 	rm -rf $$stage && echo "dist/$$name.zip"
+
+# The install packages proved offline, the way their users install them (tests/packages/run.sh):
+# npx from a local npm registry, pip and uvx from dist/ alone, the MCP bundles unpacked and validated
+# by mcpb, the Gemini CLI extension installed and connected, the Claude Code plugin validated, the
+# formula checked. Its test tools come from npm and PyPI once; the whole run is bounded by
+# TEST_PACKAGES_SECONDS.
+TEST_PACKAGES_SECONDS ?= 1200
+test-packages: dist
+	timeout $(TEST_PACKAGES_SECONDS) tests/packages/run.sh
 
 # `make dist-windows`: the Windows zip alone.
 dist-windows: dist-$(WINDOWS)

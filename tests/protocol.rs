@@ -1045,6 +1045,31 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
 }
 
 #[test]
+fn config_started_by_the_npm_launcher_names_npx_and_never_the_binary() {
+    let run = |launcher: Option<&str>| {
+        let mut command = util::relay_command();
+        command.args(["config", "cursor"]).env_remove("GEMINI_RELAY_LAUNCHER");
+        if let Some(launcher) = launcher {
+            command.env("GEMINI_RELAY_LAUNCHER", launcher);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["mcpServers"]["gemini-relay"].clone()
+    };
+    let npx = run(Some("npx"));
+    assert_eq!(npx["command"], "npx");
+    assert_eq!(npx["args"], serde_json::json!(["-y", "gemini-relay"]));
+    // Run by itself (or told of another launcher), the relay names its own binary.
+    for launcher in [None, Some("other")] {
+        let own = run(launcher);
+        let command = own["command"].as_str().unwrap();
+        assert!(Path::new(command).is_absolute(), "{own}");
+        assert!(own.get("args").is_none(), "{own}");
+    }
+}
+
+#[test]
 fn config_with_an_unknown_or_missing_host_is_one_line_and_exit_2() {
     // A name that would split the line or drive the terminal is escaped.
     for (name, shown) in [("co\ndex", "co\\ndex"), ("\u{1b}[2J", "\\u{1b}[2J"), ("a\rb", "a\\rb")] {

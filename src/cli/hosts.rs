@@ -1,9 +1,10 @@
 //! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex, Gemini
-//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path, the
-//! relay's variables that change something (paths made absolute, values the host would rewrite left
-//! out with a warning), and the host's tool timeout raised to the relay's deadline plus 2 minutes
-//! where the host has one. On Windows it names each host's Windows files, shows the binary's path
-//! as a person types it, and writes the command-line host's snippet for PowerShell (`winhosts`).
+//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path (or
+//! `npx -y gemini-relay` when the npm launcher started it), the relay's variables that change
+//! something (paths made absolute, values the host would rewrite left out with a warning), and the
+//! host's tool timeout raised to the relay's deadline plus 2 minutes where the host has one. On
+//! Windows it names each host's Windows files, shows the binary's path as a person types it, and
+//! writes the command-line host's snippet for PowerShell (`winhosts`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -168,18 +169,30 @@ pub fn known_hosts() -> String {
     Host::ALL.map(Host::name).join(", ")
 }
 
-/// The configuration that makes `host` launch the relay at `binary` (an absolute path) with the
-/// variables of `config` that change something; relative paths among them are resolved against
-/// `cwd`. Fails when the binary's own path holds syntax the host would expand.
-pub fn render(host: Host, binary: &str, cwd: &Path, config: &Config) -> Result<Snippet, String> {
-    render_for(System::RUNNING, host, binary, cwd, config)
+/// The configuration that makes `host` launch the relay as `binary` (an absolute path, or a
+/// program on `PATH` such as `npx`) with `args`, and the variables of `config` that change
+/// something; relative paths among them are resolved against `cwd`. Fails when the binary's own
+/// path holds syntax the host would expand.
+pub fn render(
+    host: Host,
+    binary: &str,
+    args: &[&str],
+    cwd: &Path,
+    config: &Config,
+) -> Result<Snippet, String> {
+    render_for(System::RUNNING, host, binary, args, cwd, config)
 }
+
+/// How a host starts the relay that its npm launcher started (`npx -y gemini-relay`): the binary
+/// then sits in npx's cache, which npm may clear or fill with another version at any time.
+pub const NPX: (&str, [&str; 2]) = ("npx", ["-y", "gemini-relay"]);
 
 /// `render` in the conventions of `system`.
 fn render_for(
     system: System,
     host: Host,
     binary: &str,
+    args: &[&str],
     cwd: &Path,
     config: &Config,
 ) -> Result<Snippet, String> {
@@ -194,7 +207,8 @@ fn render_for(
             host.title()
         ));
     }
-    let facts = Facts::new(system, host, binary, cwd, config);
+    let mut facts = Facts::new(system, host, binary, cwd, config);
+    facts.args = args.iter().map(|arg| arg.to_string()).collect();
     let (text, note) = match host {
         Host::Claude => claude(&facts),
         Host::Codex => (codex(&facts), String::new()),
@@ -219,6 +233,8 @@ struct Facts {
     host: Host,
     /// The binary's path as the host is given it.
     binary: String,
+    /// The arguments the host starts it with.
+    args: Vec<String>,
     /// The relay's variables that change something, in table order, with the values to write.
     env: Vec<(&'static str, String)>,
     /// The variables left out, one warning line each.
@@ -263,7 +279,7 @@ impl Facts {
         }
         let deadline = config.timeout;
         let timeout_ms = u64::try_from((deadline + MARGIN).as_millis()).unwrap_or(u64::MAX);
-        Facts { system, host, binary, env, warnings, deadline, timeout_ms }
+        Facts { system, host, binary, args: Vec::new(), env, warnings, deadline, timeout_ms }
     }
 
     /// The host timeout in whole seconds, rounded up so that it never falls short of the deadline.
@@ -350,6 +366,10 @@ fn claude(facts: &Facts) -> (String, String) {
     }
     text.push_str(&format!(" {end_of_options} "));
     text.push_str(&word(&facts.binary));
+    for arg in &facts.args {
+        text.push(' ');
+        text.push_str(&word(arg));
+    }
     text.push('\n');
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
         let ms = facts.timeout_ms;
@@ -370,6 +390,10 @@ fn codex(facts: &Facts) -> String {
          command = {}\n",
         toml_string(&facts.binary)
     );
+    if !facts.args.is_empty() {
+        let args: Vec<String> = facts.args.iter().map(|arg| toml_string(arg)).collect();
+        text.push_str(&format!("args = [{}]\n", args.join(", ")));
+    }
     if !facts.env.is_empty() {
         let pairs: Vec<String> = facts
             .env
@@ -390,6 +414,9 @@ fn codex(facts: &Facts) -> String {
 fn server_entry(facts: &Facts) -> Map<String, Value> {
     let mut server = Map::new();
     server.insert("command".into(), facts.binary.as_str().into());
+    if !facts.args.is_empty() {
+        server.insert("args".into(), json!(facts.args));
+    }
     if !facts.env.is_empty() {
         server.insert("env".into(), env_object(facts));
     }
@@ -424,7 +451,10 @@ fn gemini_note(facts: &Facts) -> String {
 fn opencode(facts: &Facts) -> (String, String) {
     let mut server = Map::new();
     server.insert("type".into(), "local".into());
-    server.insert("command".into(), json!([facts.binary]));
+    let command: Vec<&str> = std::iter::once(facts.binary.as_str())
+        .chain(facts.args.iter().map(String::as_str))
+        .collect();
+    server.insert("command".into(), json!(command));
     if !facts.env.is_empty() {
         server.insert("environment".into(), env_object(facts));
     }
@@ -555,7 +585,7 @@ mod tests {
     }
 
     fn snippet_for(system: System, host: Host, pairs: &[(&str, &str)]) -> Snippet {
-        render_for(system, host, BINARY, Path::new(CWD), &config(pairs)).unwrap()
+        render_for(system, host, BINARY, &[], Path::new(CWD), &config(pairs)).unwrap()
     }
 
     fn text(host: Host, pairs: &[(&str, &str)]) -> String {
@@ -605,6 +635,37 @@ mod tests {
             assert_eq!(Host::parse(bad), None, "{bad:?}");
         }
         assert_eq!(known_hosts(), "claude, codex, gemini, qwen, opencode, cursor, agy");
+    }
+
+    #[test]
+    fn started_by_npx_every_host_runs_npx_with_its_arguments() {
+        let (npx, args) = NPX;
+        let cwd = Path::new(CWD);
+        let snippet =
+            |host| render_for(System::Posix, host, npx, &args, cwd, &config(&[])).unwrap();
+        let claude = snippet(Host::Claude).text;
+        assert!(
+            claude.starts_with("claude mcp add --scope user gemini-relay -- npx -y gemini-relay\n")
+        );
+        let codex = snippet(Host::Codex).text;
+        assert!(
+            codex.contains("command = \"npx\"\nargs = [\"-y\", \"gemini-relay\"]\n"),
+            "{codex}"
+        );
+        for host in [Host::Gemini, Host::Qwen, Host::Cursor, Host::Agy] {
+            let json: Value = serde_json::from_str(&snippet(host).text).unwrap();
+            let server = &json["mcpServers"]["gemini-relay"];
+            assert_eq!(server["command"], "npx", "{host:?}");
+            assert_eq!(server["args"], json!(["-y", "gemini-relay"]), "{host:?}");
+        }
+        let opencode: Value = serde_json::from_str(&snippet(Host::Opencode).text).unwrap();
+        assert_eq!(
+            opencode["mcp"]["gemini-relay"]["command"],
+            json!(["npx", "-y", "gemini-relay"])
+        );
+        // A binary's own snippet has no arguments.
+        assert!(server(Host::Cursor, &[]).get("args").is_none());
+        assert!(!text(Host::Codex, &[]).contains("args"));
     }
 
     #[test]
@@ -863,11 +924,13 @@ mod tests {
 
     #[test]
     fn a_binary_path_a_host_would_expand_is_refused() {
-        let err = render(Host::Gemini, "/opt/$HOME/gemini-relay", Path::new(CWD), &config(&[]))
-            .unwrap_err();
+        let err =
+            render(Host::Gemini, "/opt/$HOME/gemini-relay", &[], Path::new(CWD), &config(&[]))
+                .unwrap_err();
         assert!(err.contains("\"/opt/$HOME/gemini-relay\" contains $NAME or ${...}"), "{err}");
         assert!(
-            render(Host::Codex, "/opt/$HOME/gemini-relay", Path::new(CWD), &config(&[])).is_ok()
+            render(Host::Codex, "/opt/$HOME/gemini-relay", &[], Path::new(CWD), &config(&[]))
+                .is_ok()
         );
     }
 
@@ -900,7 +963,8 @@ mod tests {
         let value = format!("{root}C:\\agy \"x\"\n'y'\tz");
         let config = config(&[("AGY_CLI_PATH", &value)]);
         let cwd = Path::new(CWD);
-        let render = |host| render_for(System::Posix, host, binary, cwd, &config).unwrap().text;
+        let render =
+            |host| render_for(System::Posix, host, binary, &[], cwd, &config).unwrap().text;
         // JSON: what goes in comes back out.
         for host in [Host::Gemini, Host::Qwen, Host::Cursor, Host::Agy] {
             let parsed: Value = serde_json::from_str(&render(host)).unwrap();
@@ -931,7 +995,8 @@ mod tests {
     const WINDOWS_BINARY: &str = r"\\?\C:\Program Files\gemini-relay.exe";
 
     fn windows_snippet(host: Host, pairs: &[(&str, &str)]) -> Snippet {
-        render_for(System::Windows, host, WINDOWS_BINARY, Path::new(CWD), &config(pairs)).unwrap()
+        render_for(System::Windows, host, WINDOWS_BINARY, &[], Path::new(CWD), &config(pairs))
+            .unwrap()
     }
 
     #[test]
@@ -977,11 +1042,12 @@ mod tests {
         assert!(text.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{text}");
         let unc = r"\\?\UNC\srv\tools\gemini-relay.exe";
         let snippet =
-            render_for(System::Windows, Host::Cursor, unc, Path::new(CWD), &config(&[])).unwrap();
+            render_for(System::Windows, Host::Cursor, unc, &[], Path::new(CWD), &config(&[]))
+                .unwrap();
         assert!(snippet.text.contains(r#""command": "\\\\srv\\tools\\gemini-relay.exe""#));
         // The POSIX forms leave a path as it is.
-        let posix =
-            render_for(System::Posix, Host::Cursor, unc, Path::new(CWD), &config(&[])).unwrap();
+        let posix = render_for(System::Posix, Host::Cursor, unc, &[], Path::new(CWD), &config(&[]))
+            .unwrap();
         assert!(posix.text.contains(r#""command": "\\\\?\\UNC\\srv\\tools\\gemini-relay.exe""#));
     }
 
@@ -989,7 +1055,8 @@ mod tests {
     fn windows_claude_snippet_is_a_powershell_command() {
         let plain = r"\\?\C:\Tools\gemini-relay.exe";
         let snippet =
-            render_for(System::Windows, Host::Claude, plain, Path::new(CWD), &config(&[])).unwrap();
+            render_for(System::Windows, Host::Claude, plain, &[], Path::new(CWD), &config(&[]))
+                .unwrap();
         assert_eq!(
             snippet.text,
             "claude mcp add --scope user gemini-relay '--' C:\\Tools\\gemini-relay.exe\n"
@@ -1024,10 +1091,10 @@ mod tests {
 
     #[test]
     fn render_writes_the_running_systems_forms() {
-        let text = render(Host::Codex, BINARY, Path::new(CWD), &config(&[])).unwrap().text;
+        let text = render(Host::Codex, BINARY, &[], Path::new(CWD), &config(&[])).unwrap().text;
         assert_eq!(text.contains(r"%USERPROFILE%\.codex\config.toml"), cfg!(windows), "{text}");
         assert_eq!(text.contains("~/.codex/config.toml"), !cfg!(windows), "{text}");
-        let text = render(Host::Claude, BINARY, Path::new(CWD), &config(&[])).unwrap().text;
+        let text = render(Host::Claude, BINARY, &[], Path::new(CWD), &config(&[])).unwrap().text;
         assert_eq!(text.contains(" '--' "), cfg!(windows), "{text}");
     }
 
@@ -1093,11 +1160,11 @@ mod tests {
         let binary = winhosts::shown_binary_path(r"\\?\C:\Program Files\gemini-relay.exe");
         let cwd = std::path::Path::new("/");
         for host in [Host::Gemini, Host::Qwen, Host::Opencode, Host::Cursor, Host::Agy] {
-            let text = render(host, &binary, cwd, &config).unwrap().text;
+            let text = render(host, &binary, &[], cwd, &config).unwrap().text;
             assert!(text.contains(r#""C:\\Program Files\\gemini-relay.exe""#), "{text}");
             assert!(text.contains(r#"C:\\Users\\me\\agy.exe""#), "{text}");
         }
-        let codex = render(Host::Codex, &binary, cwd, &config).unwrap().text;
+        let codex = render(Host::Codex, &binary, &[], cwd, &config).unwrap().text;
         assert!(codex.contains(r#"command = "C:\\Program Files\\gemini-relay.exe""#), "{codex}");
     }
 }

@@ -129,7 +129,13 @@ fn host_config(args: &[OsString]) -> u8 {
             return 1;
         }
     };
-    let snippet = match hosts::render(host, binary, &cwd, &Config::from_process_env()) {
+    // Started by the npm launcher, the host is given the launcher's command, not the binary in
+    // npx's cache.
+    let (binary, args) = match std::env::var_os("GEMINI_RELAY_LAUNCHER") {
+        Some(launcher) if launcher == "npx" => (hosts::NPX.0, &hosts::NPX.1[..]),
+        _ => (binary, &[][..]),
+    };
+    let snippet = match hosts::render(host, binary, args, &cwd, &Config::from_process_env()) {
         Ok(snippet) => snippet,
         Err(err) => {
             write_stderr(&format!("gemini-relay: {err}"));
