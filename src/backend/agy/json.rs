@@ -68,7 +68,7 @@ pub struct EventLine {
     pub init_model: Option<String>,
 }
 
-/// `line`'s `EventLine`; `None` when it is not a JSON object.
+/// `line`'s `EventLine` (empty for JSON that is not an object); `None` when it is not JSON.
 pub fn event_line(line: &[u8]) -> Option<EventLine> {
     match read(&mend_surrogates(line), Pick::Event)? {
         Picked::Event(event) => Some(event),
@@ -269,7 +269,8 @@ mod tests {
             let parsed = line(other);
             assert_eq!((parsed.event, parsed.init_model), (None, None), "{other}");
         }
-        assert!(event_line(b"[1]").is_none());
+        assert_eq!(event_line(b"[1]").unwrap().event, None);
+        assert!(event_line(b"{not json").is_none());
         assert!(event_line(br#"{"event":"x"} trailing"#).is_none());
         let ids = HashSet::from(["a", "c"]);
         let found = cwds_of(br#"{"/one":"a","/two":"b","/three":"a","/four":{"id":"c"}}"#, &ids);
