@@ -2,7 +2,6 @@
 
 #[cfg(unix)]
 use std::io::Write;
-#[cfg(unix)]
 use std::path::Path;
 #[cfg(unix)]
 use std::process::{Command, Output, Stdio};
