@@ -10,6 +10,7 @@ mod call;
 mod changemode;
 pub mod cli;
 mod config;
+mod controls;
 mod exec;
 mod files;
 #[doc(hidden)]

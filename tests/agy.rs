@@ -1122,3 +1122,190 @@ fn an_answer_after_a_large_preview_event_is_kept() {
     assert_eq!(response["result"]["isError"], false, "{}", &text[..text.len().min(300)]);
     assert!(text.starts_with("Gemini response:\nTHE-ANSWER\n"), "{}", &text[..text.len().min(300)]);
 }
+
+/// A stream-json event line of `bytes` bytes: `head`, then an array of zeros, then `tail`.
+#[cfg(unix)]
+fn big_event(head: &str, tail: &str, bytes: usize) -> String {
+    let zeros = (bytes - head.len() - tail.len() - 2) / 2;
+    let mut line = String::with_capacity(bytes + 2);
+    line.push_str(head);
+    line.push('[');
+    line.push_str(&"0,".repeat(zeros));
+    line.push('0');
+    line.push(']');
+    line.push_str(tail);
+    line.push('\n');
+    line
+}
+
+#[cfg(unix)]
+#[test]
+fn a_big_event_line_costs_a_small_multiple_of_its_size() {
+    // A 60 MB array inside a tool step, and inside the `init` event: the relay reads only the
+    // tool's name and the model from them, so its peak memory stays near the bytes it must hold.
+    const LINE: usize = 60_000_000;
+    let tool = big_event(
+        "{\"event\":\"step_update\",\"step_update\":{\"tool_call\":{\"name\":\"read_file\",\"args\":",
+        "}}}",
+        LINE,
+    );
+    let init = big_event(
+        "{\"event\":\"init\",\"init\":{\"model\":\"gemini-3.8-flash-low\",\"tools\":",
+        "}}",
+        LINE,
+    );
+    for (name, line) in [("tool_call", tool), ("init", init)] {
+        let fakes = Fakes::new();
+        let file = fakes.file("event.jsonl", &line);
+        drop(line);
+        let mut relay = agy(&fakes)
+            // Only the file's lines before the result line (no init line of the fake's own).
+            .env("FAKE_AGY_STREAM_SCRIPT", "part:")
+            .env("FAKE_AGY_STREAM_FILE", &file)
+            // The preview has time to read the line before the run ends.
+            .env("FAKE_AGY_STREAM_SLEEP", "3")
+            .spawn();
+        let id = relay.send_request(
+            "tools/call",
+            json!({"name": "gemini-ask", "arguments": {"prompt": "x"}}),
+        );
+        // Reading 60 MB twice takes seconds in a debug build on a busy machine: the wait is long.
+        let response = relay
+            .recv_within(util::slack(Duration::from_secs(120)))
+            .unwrap_or_else(|| relay.fail("no response"));
+        assert_eq!(response["id"], id);
+        assert_eq!(
+            response["result"]["content"][0]["text"],
+            "Gemini response:\nFAKE-ANSWER prompt_bytes=1\n\n🧵 conversationId: c1 (pass it back to continue this thread)",
+            "{name}"
+        );
+        let peak = util::peak_rss_kb(relay.pid()) as usize * 1024;
+        eprintln!("{name}: a {LINE}-byte line, peak RSS {} MB", peak / 1_000_000);
+        assert!(peak <= LINE * 5 / 2, "{name}: peak RSS {peak} bytes for a {LINE}-byte line");
+    }
+}
+
+#[test]
+fn a_conversation_table_cell_cannot_forge_a_row() {
+    // A working directory named with a `|`, a newline and a terminal escape, and a prompt with
+    // pipes: each stays inside its own cell.
+    let mut relay = Relay::start();
+    let base = relay.home.join(".gemini/antigravity-cli");
+    let logs = base.join("brain/c-forge/.system_generated/logs");
+    fs::create_dir_all(&logs).unwrap();
+    fs::write(
+        logs.join("transcript.jsonl"),
+        "{\"type\":\"USER_INPUT\",\"content\":\"a | b \\u001b]0;title\\u0007\"}\n",
+    )
+    .unwrap();
+    fs::create_dir_all(base.join("cache")).unwrap();
+    let cwd = "/w/a|b\n| `forged` | 2030-01-01T00:00:00.000Z | /x | y |";
+    fs::write(base.join("cache/last_conversations.json"), json!({ cwd: "c-forge" }).to_string())
+        .unwrap();
+    let (listing, is_error) = relay.call_text("gemini-conversations", json!({}));
+    assert!(!is_error, "{listing}");
+    let rows: Vec<&str> = listing.lines().filter(|line| line.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 1, "{listing}");
+    assert!(rows[0].starts_with("| `c-forge` | "), "{listing}");
+    assert!(
+        rows[0].ends_with(
+            " | /w/a\\|b\\n\\| `forged` \\| 2030-01-01T00:00:00.000Z \\| /x \\| y \\| | a \\| b |"
+        ),
+        "{listing}"
+    );
+    assert_eq!(listing.lines().count(), 5, "{listing}");
+}
+
+#[test]
+fn a_ping_is_answered_while_a_big_conversation_store_is_listed() {
+    // Twenty conversations with 2 MB transcripts, and a 20 MB last_conversations.json: the listing
+    // runs off the event loop, which answers a ping meanwhile.
+    let mut relay = Relay::start();
+    let base = relay.home.join(".gemini/antigravity-cli");
+    let filler = format!(
+        "{{\"source\":\"MODEL\",\"type\":\"PLANNER_RESPONSE\",\"status\":\"DONE\",\"content\":\"{}\"}}\n",
+        "x".repeat(1000)
+    );
+    for n in 0..20 {
+        let logs = base.join(format!("brain/conv-{n:02}/.system_generated/logs"));
+        fs::create_dir_all(&logs).unwrap();
+        let mut transcript = format!("{{\"type\":\"USER_INPUT\",\"content\":\"question {n}\"}}\n");
+        transcript.push_str(&filler.repeat(2000));
+        fs::write(logs.join("transcript.jsonl"), transcript).unwrap();
+    }
+    let mut map = String::from("{");
+    for n in 0..400_000 {
+        map.push_str(&format!("\"/work/project/number/{n:08}\":\"other-{n:08}\","));
+    }
+    map.push_str("\"/work/here\":\"conv-07\"}");
+    fs::create_dir_all(base.join("cache")).unwrap();
+    fs::write(base.join("cache/last_conversations.json"), map).unwrap();
+
+    let listing = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-conversations", "arguments": {"limit": 100}}),
+    );
+    let ping = relay.send_request("ping", json!({}));
+    let first = relay.recv();
+    assert_eq!(first["id"], ping, "the ping is answered first: {first}");
+    let text =
+        relay.response(&listing)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    let rows: Vec<&str> = text.lines().filter(|line| line.starts_with("| `")).collect();
+    assert_eq!(rows.len(), 20, "{text}");
+    let seven = rows.iter().find(|row| row.starts_with("| `conv-07` |")).unwrap();
+    assert!(seven.ends_with(" | /work/here | question 7 |"), "{seven}");
+}
+
+#[test]
+fn terminal_control_sequences_never_reach_what_people_read() {
+    // A clipboard write, a title change, colours, a screen clear and bare carriage returns, in
+    // the answer so far, in a line that is not JSON, in agy's error line and in a status.
+    let script = concat!(
+        "{\"event\":\"step_update\",\"step_update\":{\"text_delta\":",
+        "\"\\u001b]52;c;ZXZpbA==\\u0007Hello \\u001b[31mred\\u001b[0m 10%\\r20%\\n\"}}\n",
+        "Loading \u{1b}]0;pwned\u{7}tools\u{1b}[2J\r\n",
+        "sleep 1.2",
+    );
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_PROGRESS_INTERVAL_MS", "100")
+        .env("FAKE_AGY_STREAM_SCRIPT", script)
+        .env("FAKE_AGY_STATUS", "\u{1b}[2JPARTIAL\u{7}")
+        .spawn();
+    let id = relay.send_request(
+        "tools/call",
+        json!({"name": "gemini-ask", "arguments": {"prompt": "hi"}, "_meta": {"progressToken": "c"}}),
+    );
+    let text = relay.response(&id)["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("⚠️ agy reported status \"PARTIAL\" for this run.\n\n"), "{text:?}");
+    let progress = relay.take_progress(&json!("c"));
+    let previews: Vec<&str> = progress
+        .iter()
+        .filter_map(|p| p["message"].as_str()?.split_once("\n📝 Output: ...").map(|(_, p)| p))
+        .collect();
+    assert_eq!(previews.last(), Some(&"Hello red 10%\n20%\nLoading tools"), "{previews:#?}");
+    for message in progress.iter().filter_map(|p| p["message"].as_str()) {
+        assert!(!message.contains(['\u{1b}', '\u{7}', '\r']), "{message:?}");
+    }
+
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env(
+            "FAKE_AGY_AGY_ERROR",
+            "\u{1b}]52;c;ZXZpbA==\u{7}model \u{1b}[1mgemini-9\u{1b}[0m is off",
+        )
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x"})),
+        ("Error executing gemini-ask: model gemini-9 is off".to_string(), true)
+    );
+
+    // The CLI's own help text, in colour.
+    let fakes = Fakes::new();
+    let mut relay =
+        agy(&fakes).env("FAKE_AGY_HELP", "\u{1b}[1mUsage:\u{1b}[0m agy [flags]").spawn();
+    assert_eq!(
+        relay.call_text("gemini-help", json!({})),
+        ("Usage: agy [flags]".to_string(), false)
+    );
+}

@@ -136,7 +136,7 @@ fn a_call_without_a_worker_is_answered_and_its_agy_slot_is_released() {
         .setup()
         .env("GEMINI_MCP_TEST_TOOLS", "1")
         .env("MALLOC_ARENA_MAX", "1")
-        .wrapped(&["prlimit", "--as=83886080", "--"])
+        .wrapped(&["prlimit", "--as=84934656", "--"])
         .spawn();
     let mut ids: Vec<Value> = (0..64)
         .map(|_| {

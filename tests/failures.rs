@@ -249,12 +249,58 @@ fn agy_fallback_that_fails_too() {
     assert!(is_error);
     assert_at(
         &text,
-        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at {at}). Try model: \"flash\", or wait. The retry with gemini-3.8-flash-high failed too: gemini-3.8-flash-high quota is exhausted (resets in 3h39m, at {at}).",
+        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at {at}). Wait for it to reset. The retry with gemini-3.8-flash-high failed too: gemini-3.8-flash-high quota is exhausted (resets in 3h39m, at {at}).",
         3 * 3600 + 38 * 60 + 47,
         during,
     );
     assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
     assert!(relay.logged("[GMCPT] agy: the fallback model's quota is exhausted too."));
+}
+
+#[test]
+fn the_quota_sentence_advises_only_a_model_that_was_not_refused() {
+    // The exhausted model is flash itself: waiting is the one advice left.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).env("FAKE_AGY_QUOTA", "overages").spawn();
+    let (text, is_error, during) =
+        timed_call(&mut relay, "gemini-ask", json!({"prompt": "x", "model": "flash"}));
+    assert!(is_error);
+    assert_at(
+        &text,
+        "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.8-flash-high (resets in 3h39m, at {at}). Wait for it to reset.",
+        3 * 3600 + 38 * 60 + 47,
+        during,
+    );
+    let fakes = Fakes::new();
+    let mut relay = gemini(&fakes).env("FAKE_GEMINI_QUOTA", "exceeded").spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "flash"})),
+        (
+            "Error executing gemini-ask: Gemini quota is exhausted for flash. Wait for it to reset."
+                .to_string(),
+            true
+        )
+    );
+    assert_eq!(fakes.prompt_runs().len(), 1);
+
+    // Another fallback model failed too: flash was not refused, so it is still worth a try.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_AGY_QUOTA_RESET", "none")
+        .env("GEMINI_MCP_FALLBACK_MODEL", "gemini-3.8-flash-low")
+        .spawn();
+    assert_eq!(
+        relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"})),
+        (
+            "Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high. Try model: \"flash\", or wait. The retry with gemini-3.8-flash-low failed too: gemini-3.8-flash-low quota is exhausted.".to_string(),
+            true
+        )
+    );
+    assert_eq!(
+        run_models(&fakes),
+        [Some(PRO.to_string()), Some("gemini-3.8-flash-low".to_string())]
+    );
 }
 
 #[test]
@@ -309,6 +355,32 @@ fn no_fallback_after_a_timeout() {
     );
     assert_eq!(fakes.prompt_runs().len(), 1);
     assert!(!relay.stderr().contains("retrying once"));
+}
+
+#[test]
+fn a_retry_cut_short_by_the_deadline_says_its_own_share() {
+    // A 6 s deadline; the run on pro takes 5 s and fails on its quota, so the retry on flash has
+    // what is left (about 1 s) and is stopped then: its text says that share, not `0s` or `1s`.
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes)
+        .env("GEMINI_MCP_TIMEOUT", "0.1")
+        .env("FAKE_AGY_QUOTA", "overages")
+        .env("FAKE_AGY_QUOTA_RESET", "none")
+        .env("FAKE_QUOTA_MODEL", PRO)
+        .env("FAKE_SLEEP", "5")
+        .spawn();
+    let (text, is_error) = relay.call_text("gemini-ask", json!({"prompt": "x", "model": "pro"}));
+    assert!(is_error, "{text}");
+    let share = text
+        .strip_prefix("Error executing gemini-ask: Gemini quota is exhausted for gemini-3.1-pro-high. Wait for it to reset. The retry with gemini-3.8-flash-high failed too: agy timed out after ")
+        .and_then(|rest| rest.strip_suffix('s'))
+        .unwrap_or_else(|| panic!("{text}"));
+    let (whole, tenths) = share.split_once('.').unwrap_or_else(|| panic!("a decimal: {text}"));
+    assert!(whole == "0" || whole == "1", "{text}");
+    assert_eq!(tenths.len(), 1, "one decimal: {text}");
+    let seconds: f64 = share.parse().unwrap();
+    assert!(seconds > 0.0 && seconds <= 1.0, "{text}");
+    assert_eq!(run_models(&fakes), [Some(PRO.to_string()), Some(FLASH.to_string())]);
 }
 
 #[test]
@@ -428,6 +500,28 @@ fn answers_cut_off_at_the_print_timeout() {
             true
         )
     );
+}
+
+#[test]
+fn an_answer_cut_inside_a_surrogate_pair_keeps_its_text() {
+    // agy's print timeout can cut an answer between the two halves of an emoji: the JSON stays
+    // valid, with a lone `\ud83d` at its end (or inside it), and the answer is still read.
+    for (response, shown) in [
+        ("partial answer \\ud83d", "partial answer \u{FFFD}"),
+        ("a \\ude00 b \\ud83d\\ude00", "a \u{FFFD} b 😀"),
+    ] {
+        let fakes = Fakes::new();
+        let result = format!(
+            "{{\"conversation_id\":\"c1\",\"status\":\"SUCCESS\",\"response\":\"{response}\"}}"
+        );
+        let mut relay = agy(&fakes).env("FAKE_AGY_RESULT", &result).spawn();
+        assert_eq!(
+            relay.call_text("gemini-ask", json!({"prompt": "x"})),
+            (format!("Gemini response:\n{shown}{THREAD}"), false),
+            "{response}"
+        );
+        assert_eq!(fakes.prompt_runs().len(), 1);
+    }
 }
 
 #[test]
@@ -650,7 +744,7 @@ fn gemini_quota_is_answered_by_the_fallback() {
     assert_eq!(
         (text.as_str(), is_error),
         (
-            "Error executing gemini-ask: Gemini quota is exhausted for the default model. Try model: \"flash\", or wait. The retry with flash failed too: flash quota is exhausted.",
+            "Error executing gemini-ask: Gemini quota is exhausted for the default model. Wait for it to reset. The retry with flash failed too: flash quota is exhausted.",
             true
         )
     );

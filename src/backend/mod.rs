@@ -18,12 +18,16 @@ use crate::backend::gemini::Gemini;
 use crate::backend::options::RunOptions;
 use crate::backend::quota::Quota;
 use crate::config::{BackendChoice, Config};
+use crate::controls;
 use crate::exec::Runner;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
 pub const RETIREMENT_SECS: u64 = 1_781_740_800;
 /// The model `gemini-plan` and `gemini-image` pin.
 pub const PINNED_MODEL: &str = "gemini-3.8-flash-high";
+
+/// The model the quota failure advises (an alias both CLIs know).
+const ADVISED_MODEL: &str = "flash";
 
 /// What the quota texts call a call's model when it named none.
 const DEFAULT_MODEL_NAME: &str = "the default model";
@@ -220,9 +224,12 @@ impl Backends {
             state.pending = None;
         }
         drop(state);
+        // A notice may quote agy (a status, an action's name, a model): shown without control
+        // sequences.
         let lines: Vec<String> = notices
             .iter()
-            .map(|n| if n.starts_with(INFO_MARK) { n.clone() } else { format!("⚠️ {n}") })
+            .map(|n| controls::strip(n))
+            .map(|n| if n.starts_with(INFO_MARK) { n.into_owned() } else { format!("⚠️ {n}") })
             .collect();
         format!("{}\n\n{body}", lines.join("\n"))
     }
@@ -270,17 +277,20 @@ pub fn run_with_backend(
         Some(model) => shown_model(backend, model),
         None => DEFAULT_MODEL_NAME.to_string(),
     };
-    let exhausted = quota::exhausted_text(&model, &quota, now);
+    // Flash is advised only when it is not a model that was just refused.
+    let flash = shown_model(backend, ADVISED_MODEL);
+    let is_flash = |shown: &str| shown.eq_ignore_ascii_case(&flash);
+    let exhausted = |try_flash: bool| quota::exhausted_text(&model, &quota, now, try_flash);
     let name = backend.name();
     log::warn!("{name}: the model's quota is exhausted{}.", reset_log(&quota));
     let Some(fallback) = backends.fallback_for(options.model.as_deref()) else {
-        return Err(exhausted);
+        return Err(exhausted(!is_flash(&model)));
     };
     // The retry gets what is left of the call's deadline, so the call as a whole still ends by
     // it (a host waits for the deadline plus its margin, not for twice the deadline).
     let left = runner.timeout().saturating_sub(started.elapsed());
     if runner.is_aborted() || left.is_zero() {
-        return Err(exhausted);
+        return Err(exhausted(!is_flash(&model)));
     }
     let fallback_shown = shown_model(backend, &fallback);
     log::warn!("{name}: retrying once with the fallback model {fallback_shown}.");
@@ -300,6 +310,7 @@ pub fn run_with_backend(
                 }
                 RunError::Failed(text) => text,
             };
+            let exhausted = exhausted(!is_flash(&model) && !is_flash(&fallback_shown));
             Err(format!("{exhausted} The retry with {fallback_shown} failed too: {why}"))
         }
     }

@@ -39,12 +39,14 @@ pub fn find(text: &str, more: &str) -> Option<Quota> {
 
 /// The failure a client reads: `Gemini quota is exhausted for <model> (resets in 3h39m, at
 /// <RFC 3339 UTC>). Try model: "flash", or wait.`, the reset part only when the CLI named one.
-pub fn exhausted_text(model: &str, quota: &Quota, now: SystemTime) -> String {
-    format!(
-        "Gemini quota is exhausted for {model}{}. Try model: \"flash\", or wait.",
-        reset_part(quota, now)
-    )
+/// When flash is a model that was just refused (`try_flash` false), the advice is only to wait.
+pub fn exhausted_text(model: &str, quota: &Quota, now: SystemTime, try_flash: bool) -> String {
+    let advice = if try_flash { "Try model: \"flash\", or wait." } else { WAIT };
+    format!("Gemini quota is exhausted for {model}{}. {advice}", reset_part(quota, now))
 }
+
+/// The advice when no other model is worth a try.
+const WAIT: &str = "Wait for it to reset.";
 
 /// `<model> quota is exhausted (resets in …)`: the start of the notice on a fallback answer, and of
 /// the text when the fallback failed too.
@@ -173,7 +175,7 @@ mod tests {
             assert_eq!(parse_duration(huge), None, "{huge}");
             let text = format!("Individual quota reached. Resets in {huge}.");
             let quota = find(&text, "").unwrap();
-            let shown = exhausted_text("the default model", &quota, now());
+            let shown = exhausted_text("the default model", &quota, now(), true);
             assert_eq!(
                 shown,
                 "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait."
@@ -186,13 +188,17 @@ mod tests {
     fn texts_with_and_without_a_reset() {
         let quota = Quota { reset: Some(Duration::from_secs(3 * 3600 + 38 * 60 + 47)) };
         assert_eq!(
-            exhausted_text("gemini-3.1-pro-high", &quota, now()),
+            exhausted_text("gemini-3.1-pro-high", &quota, now(), true),
             "Gemini quota is exhausted for gemini-3.1-pro-high (resets in 3h39m, at 2026-12-02T01:38:47Z). Try model: \"flash\", or wait."
         );
         let none = Quota { reset: None };
         assert_eq!(
-            exhausted_text("the default model", &none, now()),
+            exhausted_text("the default model", &none, now(), true),
             "Gemini quota is exhausted for the default model. Try model: \"flash\", or wait."
+        );
+        assert_eq!(
+            exhausted_text("gemini-3.8-flash-high", &none, now(), false),
+            "Gemini quota is exhausted for gemini-3.8-flash-high. Wait for it to reset."
         );
         assert_eq!(exhausted_clause("pro", &none, now()), "pro quota is exhausted");
         let week = Quota { reset: Some(Duration::from_secs(143 * 3600 + 57 * 60 + 55)) };

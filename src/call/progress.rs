@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, unbounded};
 use serde_json::{Map, Value, json};
 
+use crate::controls;
 use crate::protocol::jsonrpc::Notification;
 use crate::protocol::stdio::Out;
 
@@ -117,7 +118,15 @@ impl Progress {
         }
     }
 
-    fn append(&self, text: &str, own_line: bool) {
+    fn append(&self, mut text: &str, own_line: bool) {
+        // Of a text longer than what is kept, only its tail is copied.
+        if text.len() > ROLLING_BYTES {
+            let mut cut = text.len() - ROLLING_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            text = &text[cut..];
+        }
         let mut output = lock(&self.output);
         if own_line && !output.is_empty() && !output.ends_with('\n') {
             output.push('\n');
@@ -151,7 +160,7 @@ impl Progress {
         // A call waiting for agy shows why instead of its (empty) output.
         let message = match (self.waiting_text(), preview(&lock(&self.output))) {
             (Some(why), _) => format!("{base}\n{why}"),
-            (None, "") => base,
+            (None, preview) if preview.is_empty() => base,
             (None, preview) => format!("{base}\n📝 Output: ...{preview}"),
         };
         self.report(tick_value(k), None, message);
@@ -202,7 +211,7 @@ impl Progress {
         };
         let running = format!("🧠 {}: running for {}", self.tool, elapsed_text(since.elapsed()));
         match preview(&lock(&self.output)) {
-            "" => running,
+            preview if preview.is_empty() => running,
             preview => format!("{running}\n📝 Output: ...{preview}"),
         }
     }
@@ -299,10 +308,11 @@ fn keepalive_text(index: usize, tool: &str) -> String {
     }
 }
 
-/// The last 150 characters of the output, trimmed.
-fn preview(output: &str) -> &str {
+/// The last 150 characters of the output, trimmed, without the control sequences a CLI printed.
+fn preview(output: &str) -> String {
+    let output = controls::strip(output);
     let start = output.char_indices().rev().nth(PREVIEW_CHARS - 1).map_or(0, |(i, _)| i);
-    output[start..].trim()
+    output[start..].trim().to_string()
 }
 
 /// Integers stay integers on the wire (`1`, not `1.0`).
@@ -374,6 +384,7 @@ mod tests {
     #[test]
     fn preview_is_the_trimmed_tail() {
         assert_eq!(preview("  short  "), "short");
+        assert_eq!(preview("\u{1b}[1mbold\u{1b}[0m 1%\r2%"), "bold 1%\n2%");
         let long: String = "é".repeat(100) + &"x".repeat(100);
         let p = preview(&long);
         assert_eq!(p.chars().count(), 150);

@@ -110,6 +110,8 @@ pub struct Runner<'a> {
     abort: &'a AtomicBool,
     on_stdout: Option<OnStdout>,
     limits: Limits,
+    /// Its deadline is what is left of the call's (`within`).
+    share: bool,
 }
 
 /// How a run ended.
@@ -139,46 +141,29 @@ pub struct Finished {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// The program `name` was not found; `text` is what its backend tells the user.
-    NotFound {
-        name: String,
-        text: String,
-    },
+    NotFound { name: String, text: String },
     /// The child could not be started for another reason (the OS error's text).
-    Spawn {
-        error: String,
-    },
+    Spawn { error: String },
     /// The relay would not start the child, for the reason `text` says whole: a command line over
     /// Windows' limit, or a batch file that is not an npm shim.
-    Refused {
-        text: String,
-    },
+    Refused { text: String },
     TimedOut {
         name: String,
         after: Duration,
+        /// The run had a share of its call's deadline (a retry after another run), said to a
+        /// tenth of a second below 10 s.
+        share: bool,
     },
     /// Stopped by the `gemini-cancel` tool.
-    StoppedByCancelTool {
-        name: String,
-    },
+    StoppedByCancelTool { name: String },
     /// Stopped by its own call (cancelled by the client, or shutdown), or never started for it.
-    StoppedByCaller {
-        name: String,
-    },
+    StoppedByCaller { name: String },
     /// Stopped because its output passed `limit` bytes.
-    Overflow {
-        name: String,
-        limit: usize,
-    },
+    Overflow { name: String, limit: usize },
     /// Non-zero exit (or killed by a signal); the raw stdout also feeds agy's JSON verdict.
-    Exit {
-        code: Option<i32>,
-        stdout: String,
-        stderr: String,
-    },
+    Exit { code: Option<i32>, stdout: String, stderr: String },
     /// Exit 0 with nothing on stdout but this (trimmed) text on stderr.
-    StderrOnly {
-        stderr: String,
-    },
+    StderrOnly { stderr: String },
 }
 
 /// How a run may be stopped and whether it is logged.
@@ -210,7 +195,10 @@ impl fmt::Display for Failure {
             Failure::NotFound { text, .. } => f.write_str(text),
             Failure::Spawn { error } => write!(f, "Failed to spawn command: {error}"),
             Failure::Refused { text } => f.write_str(text),
-            Failure::TimedOut { name, after } => {
+            Failure::TimedOut { name, after, share: true } if after.as_secs() < 10 => {
+                write!(f, "{name} timed out after {:.1}s", after.as_secs_f64())
+            }
+            Failure::TimedOut { name, after, .. } => {
                 let secs = js::number((after.as_millis() as f64 / 1000.0).round());
                 write!(f, "{name} timed out after {secs}s")
             }
@@ -239,21 +227,21 @@ impl<'a> Runner<'a> {
         on_stdout: Option<OnStdout>,
         limits: Limits,
     ) -> Runner<'a> {
-        Runner { runs, abort, on_stdout, limits }
+        Runner { runs, abort, on_stdout, limits, share: false }
     }
 
     /// The same runner with its stdout sink wrapped by `wrap` (agy's stream-json runs decode their
     /// events before the preview sees them).
     pub fn map_stdout(&self, wrap: impl FnOnce(OnStdout) -> OnStdout) -> Runner<'a> {
         let on_stdout = self.on_stdout.clone().map(wrap);
-        Runner { runs: self.runs, abort: self.abort, on_stdout, limits: self.limits }
+        Runner { on_stdout, ..*self }
     }
 
     /// The same runner with a shorter deadline for each run: what is left of the call's own, for
     /// a run that follows another within one call.
     pub fn within(&self, timeout: Duration) -> Runner<'a> {
         let limits = Limits { timeout: timeout.min(self.limits.timeout), ..self.limits };
-        Runner { runs: self.runs, abort: self.abort, on_stdout: self.on_stdout.clone(), limits }
+        Runner { on_stdout: self.on_stdout.clone(), limits, share: true, ..*self }
     }
 
     /// The deadline of each run.
@@ -286,7 +274,7 @@ impl<'a> Runner<'a> {
     ) -> Result<String, Failure> {
         let name = command.program.name().to_string();
         let finished = child::run(self, command, timeout, RunKind::Call)?;
-        outcome(name, Limits { timeout, ..self.limits }, finished)
+        outcome(name, Limits { timeout, ..self.limits }, self.share, finished)
     }
 
     /// `execute`, also handing back what the child wrote to stderr (empty when it never ran): agy
@@ -298,7 +286,7 @@ impl<'a> Runner<'a> {
             Err(failure) => return (Err(failure), String::new()),
         };
         let stderr = String::from_utf8_lossy(&finished.stderr).into_owned();
-        (outcome(name, self.limits, finished), stderr)
+        (outcome(name, self.limits, self.share, finished), stderr)
     }
 
     /// A probe: unlogged, not stopped by `gemini-cancel` nor by the call's abort.
@@ -314,11 +302,16 @@ impl<'a> Runner<'a> {
 
 /// Turns a finished run of the command `name` under `limits` into its trimmed stdout or its
 /// failure.
-fn outcome(name: String, limits: Limits, finished: Finished) -> Result<String, Failure> {
+fn outcome(
+    name: String,
+    limits: Limits,
+    share: bool,
+    finished: Finished,
+) -> Result<String, Failure> {
     match finished.ending {
         Ending::Exited => (),
         Ending::TimedOut => {
-            let failure = Failure::TimedOut { name, after: limits.timeout };
+            let failure = Failure::TimedOut { name, after: limits.timeout, share };
             log::error!("{failure}; killing it.");
             return Err(failure);
         }
@@ -456,8 +449,15 @@ mod tests {
             exit(None, "", "").to_string(),
             "Command failed with exit code null: Unknown error"
         );
-        let timed_out = Failure::TimedOut { name: "agy".into(), after: Duration::from_millis(600) };
-        assert_eq!(timed_out.to_string(), "agy timed out after 1s");
+        let timed_out = |ms, share| Failure::TimedOut {
+            name: "agy".into(),
+            after: Duration::from_millis(ms),
+            share,
+        };
+        assert_eq!(timed_out(600, false).to_string(), "agy timed out after 1s");
+        assert_eq!(timed_out(480, true).to_string(), "agy timed out after 0.5s");
+        assert_eq!(timed_out(9_940, true).to_string(), "agy timed out after 9.9s");
+        assert_eq!(timed_out(12_400, true).to_string(), "agy timed out after 12s");
         let tool = Failure::StoppedByCancelTool { name: "gemini".into() };
         assert_eq!(tool.to_string(), "gemini was cancelled by gemini-cancel");
         let spawn = Failure::Spawn { error: "Permission denied (os error 13)".into() };

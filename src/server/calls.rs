@@ -20,7 +20,7 @@ use crate::server::{Flight, Origin, Server};
 use crate::tools::Lane;
 use crate::tools::catalog::{self, Tool, ToolSpec};
 use crate::tools::validate;
-use crate::{logging, redact};
+use crate::{controls, logging, redact};
 
 /// A tool call's outcome, sent back by whoever finished it.
 pub(super) struct Done {
@@ -171,6 +171,7 @@ impl Server {
         }
         let on_agy = job.lane == Lane::Model && job.backend == Backend::Agy;
         let claim = on_agy.then(|| self.scheduler.claim(job.tool.name, &job.args));
+        let local = job.lane == Lane::Local;
         let progress = call.progress().cloned();
         let work = Box::new(CallWork {
             services: self.services.clone(),
@@ -181,6 +182,7 @@ impl Server {
         });
         match claim {
             Some(claim) => self.scheduler.push(seq, claim, progress, work),
+            None if local => self.local.submit(work),
             None => self.pool.submit(work),
         }
     }
@@ -392,9 +394,11 @@ pub(super) fn parsed(raw: &RawValue) -> Value {
 /// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with
 /// `isError: true`.
 fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
+    // A failure's text often quotes a CLI (its error line, its stderr): shown without control
+    // sequences.
     let (text, is_error) = match outcome {
         Ok(text) => (text, false),
-        Err(message) => (format!("Error executing {tool}: {message}"), true),
+        Err(message) => (format!("Error executing {tool}: {}", controls::strip(&message)), true),
     };
     let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
     mcp::envelope(result, era)

@@ -1,8 +1,9 @@
 //! The event loop: one thread that owns the protocol state (calls in flight, batches,
 //! subscriptions), answers cheap requests itself, hands tool calls to the worker pool (through the
-//! agy scheduler when they run agy), and turns worker completions, cancellations, end of input and
-//! signals into the right messages. It never blocks on stdout: while the writer is behind, what it
-//! has to send waits here and it stops taking input. `calls.rs` holds what concerns tool calls.
+//! agy scheduler when they run agy) or, when they read local files, to a small pool of their own,
+//! and turns worker completions, cancellations, end of input and signals into the right messages.
+//! It never blocks on stdout: while the writer is behind, what it has to send waits here and it
+//! stops taking input. `calls.rs` holds what concerns tool calls.
 
 mod calls;
 pub mod pool;
@@ -42,6 +43,8 @@ use tasks::Tasks;
 
 /// At most this many tool calls run at once; more wait for a worker in arrival order.
 const MAX_WORKERS: usize = 64;
+/// At most this many calls read local files at once (`Lane::Local`), beside the workers.
+const LOCAL_WORKERS: usize = 2;
 /// How long a task outlives the call's deadline (its `ttlMs` is the deadline plus this).
 const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 /// How long shutdown may take in all, stdout blocked or not.
@@ -66,6 +69,7 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
         scheduler: Scheduler::new(pool.clone(), slots, scheduler::canonical_project()),
         state,
         pool,
+        local: Pool::new(LOCAL_WORKERS),
         done_tx,
         done,
         signals,
@@ -134,6 +138,8 @@ struct Server {
     transport: Transport,
     ticker: Ticker,
     pool: Arc<Pool>,
+    /// The pool of `Lane::Local` calls, never behind model calls.
+    local: Pool,
     scheduler: Arc<Scheduler>,
     /// The user's state directory, when it is usable (`None`: everything stays in this process).
     #[allow(dead_code, reason = "for the job store")]

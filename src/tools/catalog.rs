@@ -109,6 +109,10 @@ fn inline(_: &Map<String, Value>) -> Lane {
     Lane::Inline
 }
 
+fn local(_: &Map<String, Value>) -> Lane {
+    Lane::Local
+}
+
 fn worker(_: &Map<String, Value>) -> Lane {
     Lane::Worker
 }
@@ -213,7 +217,7 @@ static TOOLS: [Tool; 12] = [
             first, to continue with gemini-ask's conversationId. No model turn.",
         prompt_description: "List recent conversations and their ids",
         run: |ctx, args| tools::conversations(ctx, &args),
-        lane: inline,
+        lane: local,
         task: false,
         hints: LOCAL_READ,
         long_answer: false,

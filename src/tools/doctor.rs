@@ -307,7 +307,9 @@ pub fn run(ctx: &Ctx<'_>) -> (bool, String) {
         os: std::env::consts::OS,
         arch: std::env::consts::ARCH,
     };
-    (verdict(&facts).0, render_doctor(&facts))
+    // The report quotes the CLIs (a version line, a failure's detail, `/usage` names): shown
+    // without their control sequences, on a terminal as in a host.
+    (verdict(&facts).0, crate::controls::strip(&render_doctor(&facts)).into_owned())
 }
 
 fn first_line(probe: Result<String, Failure>) -> Option<String> {

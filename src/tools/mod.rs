@@ -21,13 +21,16 @@ use serde_json::{Map, Value};
 use crate::backend::options::RunOptions;
 use crate::backend::{Backend, agy};
 use crate::call::Ctx;
-use crate::{changemode, redact};
+use crate::{changemode, controls, redact};
 
 /// Where a call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
     /// On the event loop at once: cheap tools that never wait for a worker.
     Inline,
+    /// On a small pool of its own: tools that read local files (agy's conversation store), which
+    /// may take a while on a big store but never wait behind model calls.
+    Local,
     /// On the worker pool.
     Worker,
     /// On the worker pool, through the agy scheduler when the call's backend is agy.
@@ -95,10 +98,12 @@ pub fn help(ctx: &Ctx<'_>, _args: &Map<String, Value>) -> Result<String, String>
         Backend::Agy => (backends.agy.help(&runner), "Antigravity CLI (agy)"),
         Backend::Gemini => (backends.gemini.help(&runner), "Gemini CLI"),
     };
-    Ok(match result {
+    let text = match result {
         Ok(text) => text,
         Err(failure) => format!("{label} help unavailable: {failure}"),
-    })
+    };
+    // The CLI's own text, shown without its control sequences (colours, titles).
+    Ok(controls::strip(&text).into_owned())
 }
 
 /// `gemini-ping`: the prompt back, or `Pong!`.

@@ -111,7 +111,9 @@ pub fn run(ctx: &Ctx<'_>) -> String {
         Backend::Agy => backends.agy.list_models(&ctx.runner()),
         Backend::Gemini => gemini::list_models(),
     };
-    render_models(&info(backend), &backends.model_choice(backend), &models, &notices)
+    let text = render_models(&info(backend), &backends.model_choice(backend), &models, &notices);
+    // agy names its models: shown without control sequences.
+    crate::controls::strip(&text).into_owned()
 }
 
 /// The rendering facts of a backend.

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::backend::agy::json;
 use crate::js::trim;
 
 /// The sentence of a run stopped at agy's own `--print-timeout`: a notice on a partial answer, the
@@ -63,15 +64,15 @@ pub fn needs_approval(stderr: &str) -> bool {
 }
 
 /// The model agy says answered: the stream-json `init` event's (the first JSON line), else the
-/// result's `model`.
+/// result's `model`. Of the `init` line only `event` and `init.model` are read.
 pub fn answering_model(stdout: &str, result: Option<&Value>, stream: bool) -> Option<String> {
     let from_init = || {
         let first = stdout.lines().map(trim).find(|line| line.starts_with('{'))?;
-        let event: Value = serde_json::from_str(first).ok()?;
-        if event["event"] != "init" {
+        let event = json::event_line(first.as_bytes())?;
+        if event.event.as_deref() != Some("init") {
             return None;
         }
-        non_blank(&event["init"]["model"])
+        json::non_blank(event.init_model)
     };
     let from_init = if stream { from_init() } else { None };
     from_init.or_else(|| result.and_then(|result| non_blank(&result["model"])))

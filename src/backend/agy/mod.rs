@@ -5,6 +5,7 @@
 pub mod args;
 pub mod caps;
 pub mod failure;
+pub mod json;
 pub mod output;
 pub mod run;
 pub mod stream;

@@ -3,25 +3,25 @@
 
 use serde_json::Value;
 
+use crate::backend::agy::json;
 use crate::backend::agy::transcript::extract_replies;
 use crate::backend::options::RunOptions;
 use crate::js::{string as js_string, to_fixed_1, trim, truthy};
 
 /// The result object of a run: the whole stdout as one JSON object (`json` output), or the `result`
-/// of the last `{"event":"result"}` line (stream-json output).
+/// of the last `{"event":"result"}` line (stream-json output). Only that line is read whole: of
+/// the others, only their `event` is read.
 pub fn agy_result(stdout: &str, stream: bool) -> Option<Value> {
     let stdout = trim(stdout);
     if !stream {
-        return serde_json::from_slice::<Value>(stdout.as_bytes()).ok().filter(Value::is_object);
+        return json::parse::<Value>(stdout.as_bytes()).filter(Value::is_object);
     }
     stdout.lines().rev().find_map(|line| {
-        let Ok(Value::Object(mut event)) = serde_json::from_slice::<Value>(trim(line).as_bytes())
-        else {
-            return None;
-        };
-        if event.get("event").and_then(Value::as_str) != Some("result") {
+        let line = trim(line).as_bytes();
+        if json::event_line(line)?.event.as_deref() != Some("result") {
             return None;
         }
+        let Value::Object(mut event) = json::parse::<Value>(line)? else { return None };
         // JavaScript's `typeof x === "object"` also lets arrays through.
         event.remove("result").filter(|result| result.is_object() || result.is_array())
     })
@@ -75,12 +75,12 @@ pub fn parse_agy_json_response(
     if text.is_empty() {
         return None;
     }
-    let parsed: Vec<Value> = match serde_json::from_slice::<Value>(text.as_bytes()) {
-        Ok(value) => vec![value],
-        Err(_) => text
+    let parsed: Vec<Value> = match json::parse::<Value>(text.as_bytes()) {
+        Some(value) => vec![value],
+        None => text
             .lines()
             .filter(|line| !trim(line).is_empty())
-            .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
+            .filter_map(|line| json::parse(line.as_bytes()))
             .collect(),
     };
     reply_from_values(parsed, prefer_structured, include_usage)

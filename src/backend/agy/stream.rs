@@ -1,13 +1,14 @@
 //! agy's stream-json output decoded for the progress preview as it arrives: the answer so far and
 //! one line per tool step, chunk by chunk, each byte looked at once.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
 
+use crate::backend::agy::json::FieldSeed;
 use crate::exec::OnStdout;
 
 /// A tool name longer than this is cut (the preview is short).
@@ -110,7 +111,7 @@ impl StreamJson {
         if let Some(delta) = event.text_delta {
             self.delta(&delta, emit);
         }
-        if let Some(name) = event.tool_call.as_ref().and_then(tool_name) {
+        if let Some(name) = event.tool_name.as_deref().and_then(tool_name) {
             self.flush_surrogate(emit);
             if !self.at_line_start {
                 self.out(b"\n", emit);
@@ -174,19 +175,20 @@ fn surrogate(bytes: &[u8]) -> Option<u16> {
     }
 }
 
-/// What the preview needs of one stream-json event: its kind, and a `step_update`'s text and tool
-/// call. Everything else is skipped unread.
+/// What the preview needs of one stream-json event: its kind, and a `step_update`'s text and the
+/// name of its tool call. Everything else (a tool call's arguments included) is skipped unread.
 #[derive(Default)]
-struct Event {
+struct Event<'de> {
     kind: Option<String>,
     /// The delta's bytes as serde_json reads a byte string: a lone surrogate is kept (in its
     /// three-byte generalized UTF-8 form), so that a pair split across two events can be joined.
-    text_delta: Option<Vec<u8>>,
-    tool_call: Option<Value>,
+    /// Borrowed from the line when it has no escapes.
+    text_delta: Option<Cow<'de, [u8]>>,
+    tool_name: Option<String>,
 }
 
-impl<'de> Deserialize<'de> for Event {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Event, D::Error> {
+impl<'de> Deserialize<'de> for Event<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Event<'de>, D::Error> {
         deserializer.deserialize_map(EventVisitor { step: false })
     }
 }
@@ -197,13 +199,13 @@ struct EventVisitor {
 }
 
 impl<'de> Visitor<'de> for EventVisitor {
-    type Value = Event;
+    type Value = Event<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event<'de>, A::Error> {
         let mut event = Event::default();
         while let Some(key) = map.next_key::<String>()? {
             match (self.step, key.as_str()) {
@@ -211,10 +213,12 @@ impl<'de> Visitor<'de> for EventVisitor {
                 (false, "step_update") => {
                     let step = map.next_value_seed(EventVisitor { step: true })?;
                     event.text_delta = step.text_delta;
-                    event.tool_call = step.tool_call;
+                    event.tool_name = step.tool_name;
                 }
                 (true, "text_delta") => event.text_delta = Some(map.next_value_seed(ByteString)?),
-                (true, "tool_call") => event.tool_call = Some(map.next_value()?),
+                (true, "tool_call") => {
+                    event.tool_name = map.next_value_seed(FieldSeed { name: "name" })?;
+                }
                 _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
@@ -223,39 +227,43 @@ impl<'de> Visitor<'de> for EventVisitor {
 }
 
 impl<'de> DeserializeSeed<'de> for EventVisitor {
-    type Value = Event;
+    type Value = Event<'de>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Event<'de>, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-/// A JSON string read as bytes.
+/// A JSON string read as bytes, borrowed from the line when it holds no escape.
 struct ByteString;
 
 impl<'de> Visitor<'de> for ByteString {
-    type Value = Vec<u8>;
+    type Value = Cow<'de, [u8]>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a string")
     }
 
-    fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
-        Ok(bytes.to_vec())
+    fn visit_borrowed_bytes<E: serde::de::Error>(self, bytes: &'de [u8]) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(bytes))
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(bytes.to_vec()))
     }
 }
 
 impl<'de> DeserializeSeed<'de> for ByteString {
-    type Value = Vec<u8>;
+    type Value = Cow<'de, [u8]>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<u8>, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_bytes(self)
     }
 }
 
 /// The name a `tool_call` object gives its tool, trimmed and cut.
-fn tool_name(call: &Value) -> Option<String> {
-    let name = call.get("name")?.as_str()?.trim();
+fn tool_name(name: &str) -> Option<String> {
+    let name = name.trim();
     (!name.is_empty()).then(|| name.chars().take(TOOL_NAME_CHARS).collect())
 }
 

@@ -1,9 +1,9 @@
 //! agy's local conversation store, read-only: last-conversation lookup, freshness by mtime, transcript
 //! replies and the conversation listing with its table (`gemini-conversations`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -125,31 +125,34 @@ impl Store {
     }
 
     /// Conversations with a logs directory, most recently active first, at most `limit` of them.
+    /// Only what the table shows is read: the cwd of the rows kept, and each one's transcript up
+    /// to its first prompt.
     pub fn list_conversations(&self, limit: usize) -> Vec<ConversationRow> {
-        // Inverted to id → cwd; a later entry wins when two directories name the same id.
-        let mut cwd_of = HashMap::new();
-        if let Ok(Some(map)) = self.read_last_conversations() {
-            for (cwd, id) in map {
-                if let Value::String(id) = id {
-                    cwd_of.insert(id, cwd);
-                }
-            }
-        }
         let Ok(ids) = self.brain_ids() else { return Vec::new() };
         let mut rows: Vec<ConversationRow> = ids
             .into_iter()
             .filter_map(|id| {
                 let last_active = self.last_active(&id)?;
-                let cwd = cwd_of.get(&id).cloned();
-                Some(ConversationRow { id, last_active, cwd, first_prompt: None })
+                Some(ConversationRow { id, last_active, cwd: None, first_prompt: None })
             })
             .collect();
         rows.sort_by(|a, b| b.last_active.cmp(&a.last_active).then_with(|| a.id.cmp(&b.id)));
         rows.truncate(limit);
+        let mut cwd_of = self.cwds_of(rows.iter().map(|row| row.id.as_str()).collect());
         for row in &mut rows {
+            row.cwd = cwd_of.remove(&row.id);
             row.first_prompt = self.first_prompt(&row.id);
         }
         rows
+    }
+
+    /// The working directory `last_conversations.json` maps to each of `ids`, read without
+    /// keeping the rest of it; a later entry wins when two directories name the same id. An
+    /// unreadable file gives none.
+    fn cwds_of(&self, ids: HashSet<&str>) -> HashMap<String, String> {
+        let path = self.base.join("cache").join("last_conversations.json");
+        let Ok(bytes) = read_file(&path) else { return HashMap::new() };
+        super::json::cwds_of(&bytes, &ids)
     }
 
     fn logs_dir(&self, id: &str) -> PathBuf {
@@ -203,17 +206,28 @@ impl Store {
         fallback.is_file().then_some(fallback)
     }
 
+    /// The first `USER_INPUT` entry's content, read line by line up to it.
     fn first_prompt(&self, id: &str) -> Option<String> {
-        let bytes = read_file(&self.logs_dir(id).join("transcript.jsonl")).ok()?;
-        let entries = parse_jsonl(&String::from_utf8_lossy(&bytes));
-        let content =
-            entries.iter().find_map(|entry| match (&entry["type"], &entry["content"]) {
-                (Value::String(kind), Value::String(content)) if kind == "USER_INPUT" => {
-                    Some(content)
-                }
-                _ => None,
-            })?;
-        Some(preview(content))
+        let file = fd::open_regular(&self.logs_dir(id).join("transcript.jsonl")).ok()?;
+        let mut reader = BufReader::new(file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                return None;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let Some(entry) = super::json::parse::<Value>(text.as_bytes()) else { continue };
+            if let (Value::String(kind), Value::String(content)) =
+                (&entry["type"], &entry["content"])
+                && kind == "USER_INPUT"
+            {
+                return Some(preview(&crate::controls::strip(content)));
+            }
+        }
     }
 }
 
@@ -244,15 +258,30 @@ pub fn render_conversations(rows: &[ConversationRow]) -> String {
     let mut out =
         String::from("| id | last active | cwd | first prompt |\n| --- | --- | --- | --- |\n");
     for row in rows {
-        let cwd = row.cwd.as_deref().unwrap_or("");
-        let prompt = row.first_prompt.as_deref().unwrap_or("").replace('|', "\\|");
+        let cwd = cell(row.cwd.as_deref().unwrap_or(""));
+        let prompt = cell(row.first_prompt.as_deref().unwrap_or(""));
         out.push_str(&format!(
             "| `{}` | {} | {cwd} | {prompt} |\n",
-            row.id,
+            cell(&row.id),
             js::iso_string(row.last_active)
         ));
     }
     out.push_str("\nContinue one with gemini-ask and `conversationId: \"<id>\"`.");
+    out
+}
+
+/// `text` as one table cell: control sequences removed, `|` escaped, and a newline or tab
+/// written as `\n` or `\t`, so that no name can end its cell or its row.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in crate::controls::strip(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
     out
 }
 
@@ -274,11 +303,11 @@ fn valid_id(id: &str) -> bool {
     !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\0'])
 }
 
-/// Every non-blank line that parses as JSON.
+/// Every non-blank line that parses as JSON (a lone surrogate read as U+FFFD).
 fn parse_jsonl(text: &str) -> Vec<Value> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| serde_json::from_slice(line.as_bytes()).ok())
+        .filter_map(|line| super::json::parse(line.as_bytes()))
         .collect()
 }
 
@@ -622,7 +651,7 @@ mod tests {
             render_conversations(&rows),
             "| id | last active | cwd | first prompt |\n\
              | --- | --- | --- | --- |\n\
-             | `c|1` | 2025-09-04T23:53:20.123Z | /w|x | a \\| b \\|\\| c |\n\
+             | `c\\|1` | 2025-09-04T23:53:20.123Z | /w\\|x | a \\| b \\|\\| c |\n\
              | `c2` | 1970-01-01T00:00:00.000Z |  |  |\n\
              \n\
              Continue one with gemini-ask and `conversationId: \"<id>\"`."
