@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::util::{self, Fakes, Relay, Setup, TempDir};
+use crate::util::{self, Fakes, Relay, Setup, TempDir, wait_for_runs};
 
 const S: [&str; 6] =
     ["--input-format", "stream-json", "--output-format", "stream-json", "--print-timeout", "2640s"];
@@ -587,7 +587,9 @@ fn a_plan_reports_its_planning_message_when_its_run_starts() {
         "tools/call",
         json!({"name": "gemini-plan", "arguments": {"task": "t"}, "_meta": {"progressToken": "p"}}),
     );
-    // Three keepalives while the plan waits behind the first call's 1.5 s run.
+    // Three keepalives while the plan waits behind the first call's 1.5 s run (counted from its
+    // start: under Wine a process takes a while to start).
+    wait_for_runs(&fakes, 1);
     let mut queued = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(1);
     while queued.len() < 3 && Instant::now() < deadline {
