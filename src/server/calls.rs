@@ -239,18 +239,25 @@ impl Server {
         match method {
             "tasks/get" => self.tasks.get(task_id),
             "tasks/cancel" => {
-                let task = self.tasks.find(task_id)?;
-                let (call, seq) = (task.call.clone(), task.seq);
-                call.abort();
-                self.scheduler.remove(seq);
-                self.tasks.cancel(task_id);
-                log::info!("Task {task_id} cancelled");
-                self.task_ended(task_id);
+                self.cancel_task(task_id)?;
                 Ok(acknowledged)
             }
             // The relay never asks for input, so there is nothing to update.
             _ => self.tasks.find(task_id).map(|_| acknowledged),
         }
+    }
+
+    /// Stops a task's run (or takes it out of the agy scheduler's queue) and marks it cancelled,
+    /// for both wire forms of a task; `-32602` for an unknown or expired id.
+    pub(super) fn cancel_task(&mut self, task: &str) -> Result<(), RpcError> {
+        let found = self.tasks.find(task)?;
+        let (call, seq) = (found.call.clone(), found.seq);
+        call.abort();
+        self.scheduler.remove(seq);
+        self.tasks.cancel(task);
+        log::info!("Task {task} cancelled");
+        self.task_ended(task);
+        Ok(())
     }
 
     /// A worker finished a call (or could not start it).

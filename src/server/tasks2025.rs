@@ -225,13 +225,7 @@ impl Server {
                 status(&snapshot)
             )));
         }
-        let found = self.tasks.find(task)?;
-        let (call, seq) = (found.call.clone(), found.seq);
-        call.abort();
-        self.scheduler.remove(seq);
-        self.tasks.cancel(task);
-        log::info!("Task {task} cancelled");
-        self.task_ended(task);
+        self.cancel_task(task)?;
         self.tasks.snapshot(task).map(|snapshot| task_object(task, &snapshot))
     }
 
