@@ -7,6 +7,7 @@ pub mod winhosts;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use crate::call::{Call, Ctx, Services};
 use crate::config::{self, Config};
@@ -71,7 +72,10 @@ fn serve() -> u8 {
 fn start(config: Config) -> io::Result<()> {
     let signal_rx = shutdown::watch()?;
     let transport = stdio::start(config.max_message_bytes)?;
-    server::run(config, transport, signal_rx)
+    let services = Arc::new(Services::new(config));
+    let children = services.clone();
+    shutdown::abort_on_panic(move || children.runs.kill_all());
+    server::run(services, transport, signal_rx)
 }
 
 /// `gemini-relay doctor`: the gemini-doctor report on stdout; exit 0 when the verdict is

@@ -20,7 +20,8 @@ pub enum ErrorCode {
     MethodNotFound = -32601,
     /// The params do not fit the method (unknown tool, prompt or task, malformed `tools/call`).
     InvalidParams = -32602,
-    /// A handler failed unexpectedly (a caught panic, a worker that could not be started).
+    /// A handler failed unexpectedly (a worker that could not be started, a result that could not
+    /// be serialized).
     InternalError = -32603,
     /// A `tasks/*` request that does not declare the tasks extension.
     MissingCapability = -32021,

@@ -3,7 +3,6 @@
 //! call into its answer.
 
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
@@ -13,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::backend::Backend;
 use crate::call::progress::{self, Progress};
 use crate::call::{Call, Ctx, Services};
-use crate::protocol::jsonrpc::{ErrorCode, Notification, Outgoing, RequestId, Response, RpcError};
+use crate::protocol::jsonrpc::{Notification, Outgoing, RequestId, Response, RpcError};
 use crate::protocol::mcp::{self, Era};
 use crate::server::pool::Work;
 use crate::server::{Flight, Origin, Server};
@@ -113,7 +112,7 @@ impl Server {
         if lane == Lane::Inline {
             let ctx = Ctx { services: &self.services, call: &call };
             let (finale, result) = execute(&ctx, tool.run, args, era, log_level.as_deref());
-            return self.answer(origin, id, finale, result);
+            return self.answer(origin, id, finale, Ok(result));
         }
         let seq = self.next_seq();
         let batch = self.expect_answer(origin);
@@ -337,7 +336,7 @@ impl Work for CallWork {
         let ctx = Ctx { services: &services, call: &call };
         let (finale, result) =
             execute(&ctx, job.tool.run, job.args, job.era, job.log_level.as_deref());
-        let result = result.and_then(|result| serialized(&result));
+        let result = serialized(&result);
         let _ = done.send(Done { target, finale, result });
     }
 
@@ -351,39 +350,25 @@ impl Work for CallWork {
     }
 }
 
-/// Runs a tool with its validated arguments (a panic is contained and becomes `-32603`), and
-/// returns its final progress notification and its result.
+/// Runs a tool with its validated arguments, and returns its final progress notification and its
+/// result.
 fn execute(
     ctx: &Ctx<'_>,
     run: catalog::Run,
     args: Map<String, Value>,
     era: Era,
     log_level: Option<&str>,
-) -> (Option<Notification>, Result<Value, RpcError>) {
+) -> (Option<Notification>, Value) {
     let tool = ctx.call.tool;
-    let outcome = logging::with_request_level(log_level, || {
-        panic::catch_unwind(AssertUnwindSafe(|| run(ctx, args)))
-    });
-    let progress = ctx.call.progress();
-    match outcome {
-        Ok(outcome) => {
-            match &outcome {
-                // A stop the client asked for (or shutdown) is no error.
-                Err(message) if ctx.call.is_aborted() => {
-                    log::info!("Tool '{tool}' stopped: {message}");
-                }
-                Err(message) => log::error!("Error in tool '{tool}': {message}"),
-                Ok(_) => (),
-            }
-            let finale = progress.and_then(|progress| progress.finish(outcome.is_ok()));
-            (finale, Ok(tool_result(tool, outcome, era)))
-        }
-        Err(_) => {
-            log::error!("Error in tool '{tool}': it panicked");
-            let finale = progress.and_then(|progress| progress.finish(false));
-            (finale, Err(RpcError::new(ErrorCode::InternalError, "Internal error")))
-        }
+    let outcome = logging::with_request_level(log_level, || run(ctx, args));
+    match &outcome {
+        // A stop the client asked for (or shutdown) is no error.
+        Err(message) if ctx.call.is_aborted() => log::info!("Tool '{tool}' stopped: {message}"),
+        Err(message) => log::error!("Error in tool '{tool}': {message}"),
+        Ok(_) => (),
     }
+    let finale = ctx.call.progress().and_then(|progress| progress.finish(outcome.is_ok()));
+    (finale, tool_result(tool, outcome, era))
 }
 
 /// A result serialized once, to be written (or kept by its task) as those bytes.

@@ -51,7 +51,8 @@ const TASK_GRACE: Duration = Duration::from_secs(10 * 60);
 const SHUTDOWN_BUDGET: Duration = Duration::from_secs(1);
 
 /// Serves MCP over `transport` until end of input, a signal on `signals`, or stdout closing.
-pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::Result<()> {
+pub fn run(services: Arc<Services>, transport: Transport, signals: Receiver<()>) -> io::Result<()> {
+    let config = &services.config;
     let ticker = Ticker::start(config.progress_interval)?;
     let specs = catalog::tool_specs(config.test_tools);
     let pool = Arc::new(Pool::new(MAX_WORKERS));
@@ -59,10 +60,10 @@ pub fn run(config: Config, transport: Transport, signals: Receiver<()>) -> io::R
     // Finished tasks keep at most as many bytes of results as one CLI may print.
     let task_bytes = config.max_output_bytes;
     let (done_tx, done) = unbounded();
-    let state = open_state_dir(&config);
+    let state = open_state_dir(config);
     let slots = agy_slots(state.as_ref(), config.agy_parallel);
     let mut server = Server {
-        services: Arc::new(Services::new(config)),
+        services: services.clone(),
         specs: Arc::new(specs),
         transport,
         ticker,
@@ -518,9 +519,9 @@ mod tests {
             let (out, output) = Out::memory();
             let (signals_tx, signals) = bounded(1);
             let (alive, writer_alive) = bounded(0);
-            let config = Config::from_env(|_| None);
+            let services = Arc::new(Services::new(Config::from_env(|_| None)));
             let transport = Transport { inbox, out, writer_alive };
-            let server = thread::spawn(move || run(config, transport, signals));
+            let server = thread::spawn(move || run(services, transport, signals));
             Memory {
                 input: Some(input),
                 output,

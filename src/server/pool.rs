@@ -5,7 +5,6 @@
 //! worker that may never come.
 
 use std::io;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -99,13 +98,12 @@ impl Shared {
         self.started.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A worker's life: run work until idle for `IDLE_EXIT`. A panic in one piece of work is
-    /// contained (the work itself reports it); the worker goes on.
+    /// A worker's life: run work until idle for `IDLE_EXIT`.
     fn serve(&self) {
         loop {
             match self.jobs.recv_timeout(IDLE_EXIT) {
                 Ok(work) => {
-                    let _ = panic::catch_unwind(AssertUnwindSafe(|| work.run()));
+                    work.run();
                     self.idle.fetch_add(1, Ordering::AcqRel);
                 }
                 Err(RecvTimeoutError::Timeout) => {
@@ -198,23 +196,6 @@ mod tests {
                 thread::yield_now();
             }
         }
-        assert_eq!(pool.workers(), 1);
-    }
-
-    #[test]
-    fn a_panicking_job_does_not_kill_its_worker() {
-        struct Boom;
-        impl Work for Boom {
-            fn run(self: Box<Self>) {
-                panic!("boom");
-            }
-            fn reject(self: Box<Self>, _reason: io::Error) {}
-        }
-        let pool = Pool::new(1);
-        pool.submit(Box::new(Boom));
-        let (ran_tx, ran) = unbounded();
-        pool.submit(Box::new(Probe { n: 7, gate: None, ran: ran_tx }));
-        assert_eq!(ran.recv_timeout(Duration::from_secs(5)).unwrap(), Ok(7));
         assert_eq!(pool.workers(), 1);
     }
 }
