@@ -21,12 +21,14 @@ mod path;
 pub(crate) mod scan;
 mod secrets;
 mod walk;
+mod write;
 
 pub use expand::inline_file_references;
 pub(crate) use jail::check_file_references;
 pub use jail::check_gemini_references;
 pub use jail::landing;
 pub use path::Landing;
+pub use write::copy_beneath;
 
 /// The error text when inlining stops because the call was cancelled.
 pub const CANCELLED: &str = "cancelled while inlining @file references";

@@ -14,11 +14,9 @@
 //! to its server.
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
@@ -27,7 +25,6 @@ use crate::backend::options::RunOptions;
 use crate::backend::{self, RunRequest, agy};
 use crate::call::Ctx;
 use crate::exec::{self, System};
-use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::{self, Landing};
 use crate::js;
 use crate::tools::str_arg;
@@ -271,7 +268,7 @@ pub fn copy_to_output(output_path: &str, image: &Path, cwd: &Path) -> Result<Pat
         }
     };
     let components: Vec<&str> = relative.split('/').filter(|it| !it.is_empty()).collect();
-    write_image(image, cwd, &components)
+    files::copy_beneath(cwd, &components, image)
         .map_err(|err| format!("Could not save the image to \"{trimmed}\": {err}"))?;
     Ok(components.iter().collect())
 }
@@ -338,82 +335,6 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
     paths.sort();
     paths
-}
-
-/// Writes a copy of `image` to the relative path `components` beneath `cwd` through directory
-/// handles.
-fn write_image(image: &Path, cwd: &Path, components: &[&str]) -> io::Result<()> {
-    let mut source = fd::open_regular(image)?;
-    let Some((name, parents)) = components.split_last() else {
-        return Err(fd::is_a_directory());
-    };
-    let name = OsStr::new(name);
-    let mut dir = Dir::open(cwd)?;
-    for component in parents {
-        dir = open_or_create_dir(&dir, OsStr::new(component))?;
-    }
-    match dir.kind(name) {
-        Ok(EntryKind::File) => (),
-        Ok(EntryKind::Symlink) => return Err(not_followed(name)),
-        Ok(EntryKind::Dir | EntryKind::Other) => {
-            return Err(io::Error::other(format!(
-                "\"{}\" is not a regular file",
-                name.to_string_lossy()
-            )));
-        }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => (),
-        Err(err) => return Err(err),
-    }
-    let (temp, mut file) = create_temp(&dir)?;
-    let copied = io::copy(&mut source, &mut file);
-    // Both closed before the rename: Windows refuses to replace a file that is open, and the
-    // source may be the destination itself.
-    drop((file, source));
-    let written = copied.and_then(|_| dir.rename(&temp, name));
-    if written.is_err() {
-        let _ = dir.remove_file(&temp);
-    }
-    written
-}
-
-/// Opens the directory `name` in `parent`, creating it when missing; a link is refused.
-fn open_or_create_dir(parent: &Dir, name: &OsStr) -> io::Result<Dir> {
-    match parent.kind(name) {
-        Ok(EntryKind::Dir) => (),
-        Ok(EntryKind::Symlink) => return Err(not_followed(name)),
-        Ok(EntryKind::File | EntryKind::Other) => return Err(fd::not_a_directory()),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
-            Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
-            _ => (),
-        },
-        Err(err) => return Err(err),
-    }
-    // Opened without following a link: one swapped in since the check is refused here.
-    parent.child_dir(name)
-}
-
-fn not_followed(name: &OsStr) -> io::Error {
-    io::Error::other(format!(
-        "\"{}\" is {}, which is never followed",
-        name.to_string_lossy(),
-        fd::LINK
-    ))
-}
-
-/// Creates a new temporary file in `dir` (never over an existing name), returning its name and
-/// the file.
-fn create_temp(dir: &Dir) -> io::Result<(OsString, fs::File)> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = OsString::from(format!(".gemini-relay-{}-{n}.tmp", std::process::id()));
-        match dir.create_new_file(&name) {
-            Ok(file) => return Ok((name, file)),
-            // A leftover of an earlier process with the same id: try the next name.
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(err),
-        }
-    }
 }
 
 /// A relative path as the notice shows it: with `/` separators on `windows`. Elsewhere a
