@@ -1,12 +1,14 @@
 //! `gemini-relay config <host>`: a ready-to-paste MCP configuration for Claude Code, Codex, Gemini
-//! CLI, Qwen Code, opencode, Cursor and the Antigravity CLI, with the running binary's path (or
+//! CLI, Qwen Code, opencode, Cursor, the Antigravity CLI, VS Code, Copilot CLI, Zed, Windsurf and
+//! Claude Desktop, with the running binary's path (or
 //! `npx -y gemini-relay` when the npm launcher started it), the relay's variables that change
 //! something (paths made absolute, values the host would rewrite left out with a warning), and the
-//! host's tool timeout raised to the relay's deadline plus 2 minutes where the host has one. On
-//! Windows it names each host's Windows files, shows the binary's path as a person types it, and
-//! writes the command-line host's snippet for PowerShell (`winhosts`).
+//! host's tool timeout raised to the relay's deadline plus 2 minutes where the host has one, with
+//! the inline wait that fits the host's limit. Each host's files are named per system (macOS, other
+//! POSIX systems, Windows); on Windows it shows the binary's path as a person types it and writes
+//! the command-line host's snippet for PowerShell (`winhosts`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -26,6 +28,11 @@ pub enum Host {
     Opencode,
     Cursor,
     Agy,
+    Vscode,
+    Copilot,
+    Zed,
+    Windsurf,
+    ClaudeDesktop,
 }
 
 /// A host's configuration, split by where it goes.
@@ -39,11 +46,23 @@ pub struct Snippet {
     pub note: String,
     /// One line per variable left out because the host would rewrite its value, for stderr.
     pub warnings: Vec<String>,
+    /// What `config <host> --write` merges into the host's file.
+    pub document: Document,
+}
+
+/// The relay's part of a host's file.
+#[derive(Debug)]
+pub enum Document {
+    /// A JSON object with one member (the host's servers object) holding one member (the relay's
+    /// entry).
+    Json(Value),
+    /// Codex's `[mcp_servers.gemini-relay]` table, with its comment, ending in a newline.
+    Toml(String),
 }
 
 impl Host {
     /// Every host, in the order messages name them.
-    pub const ALL: [Host; 7] = [
+    pub const ALL: [Host; 12] = [
         Host::Claude,
         Host::Codex,
         Host::Gemini,
@@ -51,6 +70,11 @@ impl Host {
         Host::Opencode,
         Host::Cursor,
         Host::Agy,
+        Host::Vscode,
+        Host::Copilot,
+        Host::Zed,
+        Host::Windsurf,
+        Host::ClaudeDesktop,
     ];
 
     /// The name on the command line.
@@ -63,6 +87,11 @@ impl Host {
             Host::Opencode => "opencode",
             Host::Cursor => "cursor",
             Host::Agy => "agy",
+            Host::Vscode => "vscode",
+            Host::Copilot => "copilot",
+            Host::Zed => "zed",
+            Host::Windsurf => "windsurf",
+            Host::ClaudeDesktop => "claude-desktop",
         }
     }
 
@@ -72,7 +101,7 @@ impl Host {
     }
 
     /// The product's own name, for messages.
-    fn title(self) -> &'static str {
+    pub fn title(self) -> &'static str {
         match self {
             Host::Claude => "Claude Code",
             Host::Codex => "Codex",
@@ -81,6 +110,11 @@ impl Host {
             Host::Opencode => "opencode",
             Host::Cursor => "Cursor",
             Host::Agy => "Antigravity CLI",
+            Host::Vscode => "VS Code",
+            Host::Copilot => "Copilot CLI",
+            Host::Zed => "Zed",
+            Host::Windsurf => "Windsurf",
+            Host::ClaudeDesktop => "Claude Desktop",
         }
     }
 
@@ -89,10 +123,17 @@ impl Host {
     /// Claude Code expands `${VAR}` in every MCP configuration; Cursor expands `${env:NAME}`,
     /// `${userHome}` and the like; Gemini CLI and Qwen Code expand `$VAR` and `${VAR}`, and the
     /// Antigravity CLI, their successor, is treated the same; opencode expands `{env:VAR}` and
-    /// `{file:path}`; Codex expands nothing.
+    /// `{file:path}`; VS Code expands `${env:NAME}`, `${workspaceFolder}` and the like, Copilot CLI
+    /// `${VAR}`, Windsurf `${env:NAME}` and `${file:path}`; Claude Desktop is treated as Claude Code;
+    /// Codex and Zed expand nothing.
     fn substitution(self, value: &str) -> Option<&'static str> {
         match self {
-            Host::Claude | Host::Cursor => value.contains("${").then_some("${...}"),
+            Host::Claude
+            | Host::Cursor
+            | Host::Vscode
+            | Host::Copilot
+            | Host::Windsurf
+            | Host::ClaudeDesktop => value.contains("${").then_some("${...}"),
             Host::Gemini | Host::Qwen | Host::Agy => {
                 dollar_reference(value).then_some("$NAME or ${...}")
             }
@@ -100,7 +141,7 @@ impl Host {
                 .into_iter()
                 .find(|syntax| value.contains(syntax))
                 .map(|syntax| if syntax == "{env:" { "{env:...}" } else { "{file:...}" }),
-            Host::Codex => None,
+            Host::Codex | Host::Zed => None,
         }
     }
 }
@@ -113,20 +154,29 @@ fn dollar_reference(value: &str) -> bool {
 }
 
 /// Which system's conventions a configuration is written in: where the hosts keep their files, how
-/// the binary's path is shown, and the shell the command-line host's snippet is for.
+/// the binary's path is shown, and the shell the command-line host's snippet is for. macOS is a
+/// POSIX system whose desktop applications keep their files under `~/Library/Application Support`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum System {
     Posix,
+    Mac,
     Windows,
 }
 
 impl System {
     /// The system the relay runs on, whose hosts it configures.
-    const RUNNING: System = if cfg!(windows) { System::Windows } else { System::Posix };
+    const RUNNING: System = if cfg!(windows) {
+        System::Windows
+    } else if cfg!(target_os = "macos") {
+        System::Mac
+    } else {
+        System::Posix
+    };
 }
 
 /// Where `host` keeps its configuration on `system`: the user's file and the project's, relative
-/// to the project root. On Windows every host resolves `~` to `%USERPROFILE%`.
+/// to the project root (empty when the host has none). On Windows every host resolves `~` to
+/// `%USERPROFILE%`; `%APPDATA%` is the roaming application data of Electron and Zed.
 fn locations(system: System, host: Host) -> (&'static str, &'static str) {
     let (posix, windows) = match host {
         Host::Claude => (
@@ -157,11 +207,78 @@ fn locations(system: System, host: Host) -> (&'static str, &'static str) {
             ("~/.gemini/config/mcp_config.json", ".agents/mcp_config.json"),
             (r"%USERPROFILE%\.gemini\config\mcp_config.json", r".agents\mcp_config.json"),
         ),
+        Host::Vscode => (
+            ("~/.config/Code/User/mcp.json", ".vscode/mcp.json"),
+            (r"%APPDATA%\Code\User\mcp.json", r".vscode\mcp.json"),
+        ),
+        Host::Copilot => (
+            ("~/.copilot/mcp-config.json", ".mcp.json"),
+            (r"%USERPROFILE%\.copilot\mcp-config.json", ".mcp.json"),
+        ),
+        Host::Zed => (
+            ("~/.config/zed/settings.json", ".zed/settings.json"),
+            (r"%APPDATA%\Zed\settings.json", r".zed\settings.json"),
+        ),
+        Host::Windsurf => (
+            ("~/.codeium/windsurf/mcp_config.json", ""),
+            (r"%USERPROFILE%\.codeium\windsurf\mcp_config.json", ""),
+        ),
+        Host::ClaudeDesktop => (
+            ("~/.config/Claude/claude_desktop_config.json", ""),
+            (r"%APPDATA%\Claude\claude_desktop_config.json", ""),
+        ),
+    };
+    let mac = match host {
+        Host::Vscode => "~/Library/Application Support/Code/User/mcp.json",
+        Host::ClaudeDesktop => "~/Library/Application Support/Claude/claude_desktop_config.json",
+        _ => posix.0,
     };
     match system {
         System::Posix => posix,
+        System::Mac => (mac, posix.1),
         System::Windows => windows,
     }
+}
+
+/// The file `config <host> --write` edits on `system`: the user's (`project` false) or the
+/// project's, as `locations` names it. Claude Code keeps its MCP servers apart from its settings,
+/// in `~/.claude.json` and the project's `.mcp.json`.
+fn target_file(system: System, host: Host, project: bool) -> Option<&'static str> {
+    let (user, in_project) = match (host, system) {
+        (Host::Claude, System::Windows) => (r"%USERPROFILE%\.claude.json", ".mcp.json"),
+        (Host::Claude, _) => ("~/.claude.json", ".mcp.json"),
+        _ => locations(system, host),
+    };
+    Some(if project { in_project } else { user }).filter(|file| !file.is_empty())
+}
+
+/// The file `config <host> --write` edits on this system, as a path: `~`, `%USERPROFILE%` and
+/// `%APPDATA%` from the environment (on POSIX systems other than macOS, `~/.config` is
+/// `$XDG_CONFIG_HOME` when that is set, as the hosts there read it), a project's file under `cwd`.
+/// `None` when the host has no such file; an error names a variable that is missing.
+pub fn target_path(host: Host, project: bool, cwd: &Path) -> Option<Result<PathBuf, String>> {
+    let shown = target_file(System::RUNNING, host, project)?;
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| Path::new(value).is_absolute())
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("cannot find {shown}: {name} is not set to an absolute path"))
+    };
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").filter(|value| Path::new(value).is_absolute());
+    Some(if let Some(rest) = shown.strip_prefix("~/") {
+        match (rest.strip_prefix(".config/"), xdg) {
+            (Some(rest), Some(xdg)) if System::RUNNING == System::Posix => {
+                Ok(PathBuf::from(xdg).join(rest))
+            }
+            _ => var("HOME").map(|home| home.join(rest)),
+        }
+    } else if let Some(rest) = shown.strip_prefix(r"%USERPROFILE%\") {
+        var("USERPROFILE").map(|home| home.join(rest))
+    } else if let Some(rest) = shown.strip_prefix(r"%APPDATA%\") {
+        var("APPDATA").map(|home| home.join(rest))
+    } else {
+        Ok(cwd.join(shown))
+    })
 }
 
 /// The known host names, comma-separated, for messages.
@@ -198,7 +315,7 @@ fn render_for(
 ) -> Result<Snippet, String> {
     let binary = match system {
         System::Windows => winhosts::shown_binary_path(binary),
-        System::Posix => binary.to_string(),
+        System::Posix | System::Mac => binary.to_string(),
     };
     if let Some(syntax) = host.substitution(&binary) {
         return Err(format!(
@@ -207,17 +324,23 @@ fn render_for(
             host.title()
         ));
     }
-    let mut facts = Facts::new(system, host, binary, cwd, config);
-    facts.args = args.iter().map(|arg| arg.to_string()).collect();
-    let (text, note) = match host {
-        Host::Claude => claude(&facts),
-        Host::Codex => (codex(&facts), String::new()),
-        Host::Gemini | Host::Qwen => (json_text(&gemini(&facts)), gemini_note(&facts)),
-        Host::Opencode => opencode(&facts),
-        Host::Cursor => (json_text(&plain_mcp_servers(&facts)), cursor_note(&facts)),
-        Host::Agy => (json_text(&plain_mcp_servers(&facts)), agy_note(&facts)),
+    let facts = Facts::new(system, host, binary, args, cwd, config);
+    let (text, note, document) = match host {
+        Host::Claude => {
+            let (text, note) = claude(&facts);
+            (text, note, Document::Json(json_document(&facts)))
+        }
+        Host::Codex => {
+            let text = codex(&facts);
+            let table = text.split_once('\n').map_or("", |(_, table)| table).to_string();
+            (text, String::new(), Document::Toml(table))
+        }
+        _ => {
+            let document = json_document(&facts);
+            (json_text(&document), json_note(&facts), Document::Json(document))
+        }
     };
-    Ok(Snippet { text, note, warnings: facts.warnings })
+    Ok(Snippet { text, note, warnings: facts.warnings, document })
 }
 
 /// What the host waits beyond the relay's deadline, so that the relay's own timeout result (with
@@ -225,7 +348,13 @@ fn render_for(
 const MARGIN: Duration = Duration::from_secs(120);
 
 /// The server's name in every host's configuration.
-const NAME: &str = "gemini-relay";
+pub const NAME: &str = "gemini-relay";
+
+/// The relay's inline wait, written into every configuration but Claude Code's.
+const INLINE_WAIT: &str = "GEMINI_MCP_INLINE_WAIT";
+
+/// The longest per-server `timeout` Zed accepts, in seconds (10 minutes).
+const ZED_MAX_TIMEOUT_SECS: u64 = 600;
 
 /// What every host's configuration is made of.
 struct Facts {
@@ -246,7 +375,14 @@ struct Facts {
 }
 
 impl Facts {
-    fn new(system: System, host: Host, binary: String, cwd: &Path, config: &Config) -> Facts {
+    fn new(
+        system: System,
+        host: Host,
+        binary: String,
+        args: &[&str],
+        cwd: &Path,
+        config: &Config,
+    ) -> Facts {
         let mut env = Vec::new();
         let mut warnings = Vec::new();
         for var in config::VARS.iter().filter(|var| var.carried) {
@@ -279,7 +415,36 @@ impl Facts {
         }
         let deadline = config.timeout;
         let timeout_ms = u64::try_from((deadline + MARGIN).as_millis()).unwrap_or(u64::MAX);
-        Facts { system, host, binary, args: Vec::new(), env, warnings, deadline, timeout_ms }
+        let args = args.iter().map(|arg| arg.to_string()).collect();
+        let mut facts = Facts { system, host, binary, args, env, warnings, deadline, timeout_ms };
+        if let Some(wait) = facts.inline_wait()
+            && !facts.env.iter().any(|(name, _)| *name == INLINE_WAIT)
+        {
+            facts.env.push((INLINE_WAIT, wait.to_string()));
+        }
+        facts
+    }
+
+    /// How long the host waits for a call, in seconds, when the configuration raises it: the
+    /// relay's deadline plus `MARGIN`, within Zed's ceiling.
+    fn raised_timeout_secs(&self) -> Option<u64> {
+        match self.host {
+            Host::Codex | Host::Gemini | Host::Qwen | Host::Opencode => Some(self.timeout_secs()),
+            Host::Zed => Some(self.timeout_secs().min(ZED_MAX_TIMEOUT_SECS)),
+            _ => None,
+        }
+    }
+
+    /// The inline wait that fits the host, in seconds: 30 s short of a timeout the configuration
+    /// raises; 150 s for agy's 180 s cut; 50 s for the hosts that cut a call after about 60 s (or
+    /// have no known limit) and whose client names are not all known; none for Claude Code, which
+    /// the relay recognises by its measured client name.
+    fn inline_wait(&self) -> Option<u64> {
+        match self.host {
+            Host::Claude => None,
+            Host::Agy => Some(AGY_TOOL_LIMIT.as_secs() - 30),
+            _ => Some(self.raised_timeout_secs().map_or(50, |secs| secs.saturating_sub(30))),
+        }
     }
 
     /// The host timeout in whole seconds, rounded up so that it never falls short of the deadline.
@@ -315,7 +480,7 @@ const CLAUDE_DEFAULT_TOOL_TIMEOUT_MS: u64 = 100_000_000;
 /// Where the claude snippet runs.
 fn claude_where(facts: &Facts) -> String {
     let shell = match facts.system {
-        System::Posix => "a shell",
+        System::Posix | System::Mac => "a shell",
         System::Windows => "PowerShell",
     };
     format!(
@@ -327,7 +492,7 @@ fn claude_where(facts: &Facts) -> String {
 fn claude_timeout_note(facts: &Facts) -> String {
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
         let (shell, line) = match facts.system {
-            System::Posix => ("shell", "export"),
+            System::Posix | System::Mac => ("shell", "export"),
             System::Windows => ("PowerShell", "$env:"),
         };
         format!(
@@ -356,7 +521,7 @@ fn claude_timeout_note(facts: &Facts) -> String {
 /// path as one more `-e` value.
 fn claude(facts: &Facts) -> (String, String) {
     let (word, end_of_options): (fn(&str) -> String, &str) = match facts.system {
-        System::Posix => (shell_word, "--"),
+        System::Posix | System::Mac => (shell_word, "--"),
         System::Windows => (winhosts::powershell_word, "'--'"),
     };
     let mut text = format!("claude mcp add --scope user {NAME}");
@@ -374,7 +539,7 @@ fn claude(facts: &Facts) -> (String, String) {
     if facts.timeout_ms > CLAUDE_DEFAULT_TOOL_TIMEOUT_MS {
         let ms = facts.timeout_ms;
         text.push_str(&match facts.system {
-            System::Posix => format!("export MCP_TOOL_TIMEOUT={ms}\n"),
+            System::Posix | System::Mac => format!("export MCP_TOOL_TIMEOUT={ms}\n"),
             System::Windows => format!("$env:MCP_TOOL_TIMEOUT = '{ms}'\n"),
         });
     }
@@ -410,7 +575,7 @@ fn codex(facts: &Facts) -> String {
     text
 }
 
-/// The `mcpServers` entry of Cursor and the Antigravity CLI: command and environment.
+/// The `command`, `args` and `env` of a server entry.
 fn server_entry(facts: &Facts) -> Map<String, Value> {
     let mut server = Map::new();
     server.insert("command".into(), facts.binary.as_str().into());
@@ -423,62 +588,93 @@ fn server_entry(facts: &Facts) -> Map<String, Value> {
     server
 }
 
-/// Cursor's and the Antigravity CLI's `mcpServers` file, which has no timeout field.
-fn plain_mcp_servers(facts: &Facts) -> Value {
-    json!({ "mcpServers": { NAME: server_entry(facts) } })
+/// A JSON host's configuration: its servers object with the relay's entry. Claude Code's is the
+/// entry that `claude mcp add` writes to `~/.claude.json`.
+fn json_document(facts: &Facts) -> Value {
+    let mut server = Map::new();
+    let kind = match facts.host {
+        Host::Claude | Host::Vscode => Some("stdio"),
+        Host::Copilot | Host::Opencode => Some("local"),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        server.insert("type".into(), kind.into());
+    }
+    if facts.host == Host::Opencode {
+        let command: Vec<&str> = std::iter::once(facts.binary.as_str())
+            .chain(facts.args.iter().map(String::as_str))
+            .collect();
+        server.insert("command".into(), json!(command));
+        if !facts.env.is_empty() {
+            server.insert("environment".into(), env_object(facts));
+        }
+        server.insert("enabled".into(), true.into());
+    } else {
+        server.extend(server_entry(facts));
+    }
+    match facts.host {
+        Host::Gemini | Host::Qwen | Host::Opencode => {
+            server.insert("timeout".into(), facts.timeout_ms.into());
+        }
+        Host::Zed => {
+            server.insert("timeout".into(), facts.raised_timeout_secs().into());
+        }
+        Host::Copilot => {
+            server.insert("tools".into(), json!(["*"]));
+        }
+        _ => (),
+    }
+    let servers = match facts.host {
+        Host::Opencode => "mcp",
+        Host::Vscode => "servers",
+        Host::Zed => "context_servers",
+        _ => "mcpServers",
+    };
+    json!({ servers: { NAME: server } })
 }
 
-/// Gemini CLI and Qwen Code: an `mcpServers` entry for `settings.json`, with its timeout.
-fn gemini(facts: &Facts) -> Value {
-    let mut server = server_entry(facts);
-    server.insert("timeout".into(), facts.timeout_ms.into());
-    json!({ "mcpServers": { NAME: server } })
-}
-
-/// Where Gemini CLI's or Qwen Code's snippet goes and why.
-fn gemini_note(facts: &Facts) -> String {
+/// Where a JSON host's snippet goes and what bounds a call there.
+fn json_note(facts: &Facts) -> String {
     let title = facts.host.title();
     let (user, project) = facts.locations();
-    format!(
-        "{title}: merge this into {user} (or into the project's {project}).\n\
-         \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: {title} would otherwise stop a \
-         long call after 600000 ms.\n",
-        facts.timeout_ms
-    )
-}
-
-/// opencode: an `mcp` entry for `opencode.json`.
-fn opencode(facts: &Facts) -> (String, String) {
-    let mut server = Map::new();
-    server.insert("type".into(), "local".into());
-    let command: Vec<&str> = std::iter::once(facts.binary.as_str())
-        .chain(facts.args.iter().map(String::as_str))
-        .collect();
-    server.insert("command".into(), json!(command));
-    if !facts.env.is_empty() {
-        server.insert("environment".into(), env_object(facts));
+    let mut place = format!("{title}: merge this into {user}");
+    if !project.is_empty() {
+        place.push_str(&format!(" (or into the project's {project})"));
     }
-    server.insert("enabled".into(), true.into());
-    server.insert("timeout".into(), facts.timeout_ms.into());
-    let (user, project) = facts.locations();
-    let note = format!(
-        "opencode: merge this into {user} (or into the project's {project}).\n\
-         \"timeout\" ({} ms) is the relay's deadline plus 2 minutes: opencode applies it to every \
-         request to the relay, tool calls included.\n",
-        facts.timeout_ms
-    );
-    (json_text(&json!({ "mcp": { NAME: server } })), note)
-}
-
-/// Where Cursor's snippet goes and what bounds a call.
-fn cursor_note(facts: &Facts) -> String {
-    let (user, project) = facts.locations();
-    format!(
-        "Cursor: merge this into {user} (or into the project's {project}).\n\
-         Cursor's mcp.json has no tool timeout to raise, so each call is bounded by the relay's \
-         deadline ({} min); if Cursor gives up on a long call first, lower GEMINI_MCP_TIMEOUT.\n",
-        facts.deadline_minutes()
-    )
+    let ms = facts.timeout_ms;
+    let limit = match facts.host {
+        Host::Gemini | Host::Qwen => format!(
+            "\"timeout\" ({ms} ms) is the relay's deadline plus 2 minutes: {title} would otherwise \
+             stop a long call after 600000 ms."
+        ),
+        Host::Opencode => format!(
+            "\"timeout\" ({ms} ms) is the relay's deadline plus 2 minutes: opencode applies it to \
+             every request to the relay, tool calls included."
+        ),
+        Host::Agy => return agy_note(facts),
+        Host::Zed => format!(
+            "\"timeout\" ({} s) is the relay's deadline plus 2 minutes, at most the 600 s Zed \
+             allows: Zed would otherwise stop a call after 60 s.",
+            facts.raised_timeout_secs().unwrap_or_default()
+        ),
+        Host::Copilot => {
+            "Copilot CLI stops a tool call after about 60 s, whatever \"timeout\" says \
+             (github/copilot-cli#1535)."
+                .to_string()
+        }
+        Host::Cursor | Host::Vscode | Host::Windsurf => {
+            format!("{title}'s file has no tool timeout to raise.")
+        }
+        _ => format!("{title} stops a tool call after about 60 s and has no setting to raise it."),
+    };
+    let wait = match facts.inline_wait() {
+        Some(wait) if u128::from(wait) < facts.deadline.as_millis() / 1000 => format!(
+            " A call still running after {wait} s ({INLINE_WAIT}) is answered with a job to \
+             fetch with gemini-job."
+        ),
+        _ => String::new(),
+    };
+    format!("{place}.\n{limit}{wait}\n")
 }
 
 /// How long the Antigravity CLI waits for a tool call: about 180 s, with no setting to change it.
@@ -599,18 +795,30 @@ mod tests {
     /// The `gemini-relay` server entry of a JSON host's snippet.
     fn server(host: Host, pairs: &[(&str, &str)]) -> Value {
         let json = json(host, pairs);
-        let servers = if host == Host::Opencode { &json["mcp"] } else { &json["mcpServers"] };
+        let servers = json.as_object().unwrap().values().next().unwrap();
         servers["gemini-relay"].clone()
     }
 
     /// The environment a host's snippet gives the relay, as JSON (Claude's and Codex's parsed by
-    /// hand from their one-line forms).
+    /// hand from their one-line forms), without the inline wait (`inline_waits_fit_each_host`).
     fn env_of(host: Host, pairs: &[(&str, &str)]) -> Value {
+        let mut env = all_env_of(host, pairs);
+        if let Some(object) = env.as_object_mut() {
+            object.shift_remove(INLINE_WAIT);
+            if object.is_empty() {
+                env = Value::Null;
+            }
+        }
+        env
+    }
+
+    fn all_env_of(host: Host, pairs: &[(&str, &str)]) -> Value {
         match host {
             Host::Opencode => server(host, pairs)["environment"].clone(),
             Host::Claude | Host::Codex => {
                 let c = config(pairs);
-                let facts = Facts::new(System::Posix, host, BINARY.to_string(), Path::new(CWD), &c);
+                let facts =
+                    Facts::new(System::Posix, host, BINARY.to_string(), &[], Path::new(CWD), &c);
                 let env: Map<String, Value> =
                     facts.env.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
                 if env.is_empty() { Value::Null } else { Value::Object(env) }
@@ -634,7 +842,11 @@ mod tests {
         for bad in ["", "Claude", "codex ", "antigravity", "gemini-cli", "Cursor"] {
             assert_eq!(Host::parse(bad), None, "{bad:?}");
         }
-        assert_eq!(known_hosts(), "claude, codex, gemini, qwen, opencode, cursor, agy");
+        assert_eq!(
+            known_hosts(),
+            "claude, codex, gemini, qwen, opencode, cursor, agy, vscode, copilot, zed, windsurf, \
+             claude-desktop"
+        );
     }
 
     #[test]
@@ -675,6 +887,7 @@ mod tests {
             "# Codex: add this to ~/.codex/config.toml (or to a trusted project's .codex/config.toml).\n\
              [mcp_servers.gemini-relay]\n\
              command = \"/path/to/gemini-relay\"\n\
+             env = { GEMINI_MCP_INLINE_WAIT = \"2790\" }\n\
              # The relay's deadline plus 2 minutes: Codex would otherwise stop a long call first.\n\
              tool_timeout_sec = 2820\n"
         );
@@ -688,6 +901,7 @@ mod tests {
                 json(host, &[]),
                 json!({"mcpServers": {"gemini-relay": {
                     "command": "/path/to/gemini-relay",
+                    "env": {"GEMINI_MCP_INLINE_WAIT": "2790"},
                     "timeout": 2_820_000
                 }}})
             );
@@ -704,6 +918,7 @@ mod tests {
             json!({"mcp": {"gemini-relay": {
                 "type": "local",
                 "command": ["/path/to/gemini-relay"],
+                "environment": {"GEMINI_MCP_INLINE_WAIT": "2790"},
                 "enabled": true,
                 "timeout": 2_820_000
             }}})
@@ -714,15 +929,21 @@ mod tests {
 
     #[test]
     fn cursor_and_agy_default_to_a_bare_mcp_servers_entry() {
-        for host in [Host::Cursor, Host::Agy] {
+        for (host, wait) in [(Host::Cursor, "50"), (Host::Agy, "150")] {
             assert_eq!(
                 json(host, &[]),
-                json!({"mcpServers": {"gemini-relay": {"command": "/path/to/gemini-relay"}}})
+                json!({"mcpServers": {"gemini-relay": {
+                    "command": "/path/to/gemini-relay",
+                    "env": {"GEMINI_MCP_INLINE_WAIT": wait}
+                }}})
             );
         }
         let note = snippet(Host::Cursor, &[]).note;
         assert!(note.starts_with("Cursor: merge this into ~/.cursor/mcp.json (or into the project's .cursor/mcp.json).\n"), "{note}");
-        assert!(note.contains("deadline (45 min)"), "{note}");
+        assert!(
+            note.contains("no tool timeout to raise. A call still running after 50 s"),
+            "{note}"
+        );
         let note = snippet(Host::Agy, &[]).note;
         assert!(note.contains("~/.gemini/config/mcp_config.json"), "{note}");
         assert!(note.contains(".agents/mcp_config.json"), "{note}");
@@ -733,7 +954,7 @@ mod tests {
         assert!(note.contains("deadline (2.5 min) ends first"), "{note}");
         assert_eq!(
             server(Host::Agy, &[("GEMINI_MCP_TIMEOUT", "2.5")])["env"],
-            json!({"GEMINI_MCP_TIMEOUT": "2.5"})
+            json!({"GEMINI_MCP_TIMEOUT": "2.5", "GEMINI_MCP_INLINE_WAIT": "150"})
         );
     }
 
@@ -757,7 +978,10 @@ mod tests {
     fn a_longer_deadline_raises_every_timeout() {
         let sixty = [("GEMINI_MCP_TIMEOUT", "60")];
         assert_eq!(codex_value(&sixty, "tool_timeout_sec").as_deref(), Some("3720"));
-        assert_eq!(codex_value(&sixty, "env").as_deref(), Some("{ GEMINI_MCP_TIMEOUT = \"60\" }"));
+        assert_eq!(
+            codex_value(&sixty, "env").as_deref(),
+            Some("{ GEMINI_MCP_TIMEOUT = \"60\", GEMINI_MCP_INLINE_WAIT = \"3690\" }")
+        );
         for host in [Host::Gemini, Host::Qwen, Host::Opencode] {
             assert_eq!(server(host, &sixty)["timeout"], 3_720_000);
         }
@@ -820,7 +1044,7 @@ mod tests {
             ("RUST_LOG", "debug"),
         ];
         assert_eq!(
-            server(Host::Gemini, &pairs)["env"],
+            env_of(Host::Gemini, &pairs),
             json!({"GEMINI_MCP_BACKEND": "agy", "GEMINI_MCP_TEST_TOOLS": "1"})
         );
         let agy = native("/opt/agy");
@@ -840,7 +1064,7 @@ mod tests {
             Some(format!(
                 "{{ AGY_CLI_PATH = {}, AGY_MCP_PTY = \"yes\", GEMINI_MCP_MODEL = \"pro\", \
                  GEMINI_MCP_FALLBACK_MODEL = \"off\", GEMINI_MCP_PROGRESS_INTERVAL_MS = \"100\", \
-                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }}",
+                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\", GEMINI_MCP_INLINE_WAIT = \"2790\" }}",
                 toml_string(&agy)
             ))
         );
@@ -980,7 +1204,7 @@ mod tests {
             codex.contains(r#"command = "/opt/my \"relay\" \\dir/it's/gemini-relay""#),
             "{codex}"
         );
-        let env = format!(r#"env = {{ AGY_CLI_PATH = "{root}C:\\agy \"x\"\n'y'\tz" }}"#);
+        let env = format!(r#"env = {{ AGY_CLI_PATH = "{root}C:\\agy \"x\"\n'y'\tz", "#);
         assert!(codex.contains(&env), "{codex}");
         // Shell: single-quoted words.
         assert_eq!(
@@ -1006,7 +1230,7 @@ mod tests {
             let (user, project) = locations(System::Windows, host);
             let told = format!("{}{}", snippet.text, snippet.note);
             assert!(told.contains(user), "{host:?}: {told}");
-            if host != Host::Claude {
+            if host != Host::Claude && !project.is_empty() {
                 assert!(told.contains(&format!("project's {project}")), "{host:?}: {told}");
             }
             assert!(!told.contains("~/"), "{host:?}: {told}");
@@ -1141,13 +1365,105 @@ mod tests {
             r"%USERPROFILE%\.gemini\config\mcp_config.json",
             r".agents\mcp_config.json",
         );
+        check_locations(Host::Vscode, r"%APPDATA%\Code\User\mcp.json", r".vscode\mcp.json");
+        check_locations(Host::Copilot, r"%USERPROFILE%\.copilot\mcp-config.json", ".mcp.json");
+        check_locations(Host::Zed, r"%APPDATA%\Zed\settings.json", r".zed\settings.json");
+        check_locations(Host::Windsurf, r"%USERPROFILE%\.codeium\windsurf\mcp_config.json", "");
+        check_locations(Host::ClaudeDesktop, r"%APPDATA%\Claude\claude_desktop_config.json", "");
+    }
+
+    #[test]
+    fn macos_names_the_desktop_applications_files_and_shares_the_rest() {
+        assert_eq!(
+            locations(System::Mac, Host::Vscode),
+            ("~/Library/Application Support/Code/User/mcp.json", ".vscode/mcp.json")
+        );
+        assert_eq!(
+            locations(System::Mac, Host::ClaudeDesktop),
+            ("~/Library/Application Support/Claude/claude_desktop_config.json", "")
+        );
+        for host in [Host::Codex, Host::Zed, Host::Copilot, Host::Windsurf, Host::Cursor] {
+            assert_eq!(locations(System::Mac, host), locations(System::Posix, host), "{host:?}");
+        }
+        assert_eq!(target_file(System::Mac, Host::Claude, false), Some("~/.claude.json"));
+        assert_eq!(target_file(System::Posix, Host::Claude, true), Some(".mcp.json"));
+        assert_eq!(
+            target_file(System::Windows, Host::Claude, false),
+            Some(r"%USERPROFILE%\.claude.json")
+        );
+        assert_eq!(target_file(System::Posix, Host::Windsurf, true), None);
+        assert_eq!(target_file(System::Posix, Host::Zed, true), Some(".zed/settings.json"));
+    }
+
+    #[test]
+    fn new_hosts_take_their_documented_shapes() {
+        let servers = |host| json(host, &[("GEMINI_MCP_TIMEOUT", "60")]);
+        let entry = |kind: Option<&str>| {
+            let mut entry = json!({
+                "command": BINARY,
+                "env": {"GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_INLINE_WAIT": "50"}
+            });
+            if let Some(kind) = kind {
+                entry["type"] = kind.into();
+            }
+            entry
+        };
+        assert_eq!(servers(Host::Vscode), json!({"servers": {NAME: entry(Some("stdio"))}}));
+        let mut copilot = entry(Some("local"));
+        copilot["tools"] = json!(["*"]);
+        assert_eq!(servers(Host::Copilot), json!({"mcpServers": {NAME: copilot}}));
+        assert_eq!(servers(Host::Windsurf), json!({"mcpServers": {NAME: entry(None)}}));
+        assert_eq!(servers(Host::ClaudeDesktop), json!({"mcpServers": {NAME: entry(None)}}));
+        // Zed: "timeout" in seconds, at most 600.
+        let mut zed = entry(None);
+        zed["timeout"] = 600.into();
+        zed["env"]["GEMINI_MCP_INLINE_WAIT"] = "570".into();
+        assert_eq!(servers(Host::Zed), json!({"context_servers": {NAME: zed}}));
+        let short = json(Host::Zed, &[("GEMINI_MCP_TIMEOUT", "1")]);
+        assert_eq!(short["context_servers"][NAME]["timeout"], 180);
+        // Claude Code's file entry, for --write.
+        let Document::Json(claude) = snippet(Host::Claude, &[]).document else { panic!() };
+        assert_eq!(claude, json!({"mcpServers": {NAME: {"type": "stdio", "command": BINARY}}}));
+        let Document::Toml(codex) = snippet(Host::Codex, &[]).document else { panic!() };
+        assert!(codex.starts_with("[mcp_servers.gemini-relay]\n"), "{codex}");
+    }
+
+    #[test]
+    fn inline_waits_fit_each_host() {
+        let wait = |host, pairs: &[(&str, &str)]| {
+            all_env_of(host, pairs).get(INLINE_WAIT).and_then(Value::as_str).map(str::to_string)
+        };
+        // 30 s short of a raised timeout: the deadline plus 2 minutes, or Zed's 600 s.
+        for host in [Host::Codex, Host::Gemini, Host::Qwen, Host::Opencode] {
+            assert_eq!(wait(host, &[]).as_deref(), Some("2790"), "{host:?}");
+            assert_eq!(wait(host, &[("GEMINI_MCP_TIMEOUT", "1")]).as_deref(), Some("150"));
+        }
+        assert_eq!(wait(Host::Zed, &[]).as_deref(), Some("570"));
+        assert_eq!(wait(Host::Zed, &[("GEMINI_MCP_TIMEOUT", "1")]).as_deref(), Some("150"));
+        // Fixed limits: agy's 180 s, about 60 s elsewhere.
+        assert_eq!(wait(Host::Agy, &[]).as_deref(), Some("150"));
+        for host in [Host::Cursor, Host::Vscode, Host::Copilot, Host::Windsurf, Host::ClaudeDesktop]
+        {
+            assert_eq!(wait(host, &[]).as_deref(), Some("50"), "{host:?}");
+        }
+        // Claude Code is recognised by its client name.
+        assert_eq!(wait(Host::Claude, &[]), None);
+        assert!(!text(Host::Claude, &[]).contains(INLINE_WAIT));
+        let note = snippet(Host::Copilot, &[]).note;
+        assert!(
+            note.contains("after 50 s (GEMINI_MCP_INLINE_WAIT) is answered with a job"),
+            "{note}"
+        );
+        // A wait past the deadline is not announced.
+        assert!(!snippet(Host::Gemini, &[]).note.contains("job"));
     }
 
     #[test]
     fn locations_use_windows_separators_only() {
         for host in Host::ALL {
             let (user, project) = locations(System::Windows, host);
-            assert!(user.starts_with(r"%USERPROFILE%\"), "{user}");
+            let home = user.starts_with(r"%USERPROFILE%\") || user.starts_with(r"%APPDATA%\");
+            assert!(home, "{user}");
             assert!(!user.contains('/') && !project.contains('/'), "{user} {project}");
         }
     }

@@ -1,6 +1,7 @@
-//! The command line: `--version`, `--help`, `doctor`, `config <host>`, and serving MCP on stdio
-//! (logging and the shutdown watch, exit codes).
+//! The command line: `--version`, `--help`, `doctor`, `config <host>` (printed, or written into the
+//! host's file), and serving MCP on stdio (logging and the shutdown watch, exit codes).
 
+pub mod hostfile;
 pub mod hosts;
 pub mod winhosts;
 
@@ -13,6 +14,7 @@ use crate::call::{Call, Ctx, Services};
 use crate::config::{self, Config};
 use crate::protocol::stdio;
 use crate::{logging, server, shutdown, tools};
+use hostfile::Edit;
 use hosts::Host;
 
 /// Runs the command line (without the program name, whose path is never looked at); returns the
@@ -89,26 +91,43 @@ fn doctor() -> u8 {
     if ready { 0 } else { 1 }
 }
 
-/// `gemini-relay config <host>`: the host's configuration on stdout; where it goes, what its
-/// timeout means and any variable left out on stderr. Exit 2 for a missing or unknown host, 1 when
-/// the binary's own path cannot be written.
+/// `gemini-relay config <host> [--write | --remove] [--project]`: the host's configuration on
+/// stdout, with where it goes, what its timeout means and any variable left out on stderr; or, with
+/// `--write` or `--remove`, the relay's entry merged into or taken out of the host's file (the
+/// user's, or the project's with `--project`), saying what was done on stderr. Exit 2 for a
+/// missing or unknown host, a bad option or a file left alone on purpose; 1 when the binary's own
+/// path cannot be written or the file cannot be read or written.
 fn host_config(args: &[OsString]) -> u8 {
     let known = hosts::known_hosts();
-    let host = match args {
-        [name] => match name.to_str().and_then(Host::parse) {
-            Some(host) => host,
-            None => {
-                let name = shown(name);
-                write_stderr(&format!(
-                    "gemini-relay: unknown host '{name}' (known hosts: {known})"
-                ));
-                return 2;
-            }
-        },
-        _ => {
-            write_stderr(&format!("gemini-relay: usage: gemini-relay config <host> ({known})"));
-            return 2;
+    let usage = || {
+        write_stderr(&format!(
+            "gemini-relay: usage: gemini-relay config <host> [--write | --remove] [--project] \
+             ({known})"
+        ));
+        2
+    };
+    let (mut host, mut edit, mut project) = (None, None, false);
+    for arg in args {
+        match arg.to_str() {
+            Some("--write") if edit.is_none() => edit = Some(Edit::Write),
+            Some("--remove") if edit.is_none() => edit = Some(Edit::Remove),
+            Some("--project") if !project => project = true,
+            Some(word) if word.starts_with("--") => return usage(),
+            _ if host.is_some() => return usage(),
+            name => match name.and_then(Host::parse) {
+                Some(found) => host = Some(found),
+                None => {
+                    let name = shown(arg);
+                    write_stderr(&format!(
+                        "gemini-relay: unknown host '{name}' (known hosts: {known})"
+                    ));
+                    return 2;
+                }
+            },
         }
+    }
+    let (Some(host), false) = (host, project && edit.is_none()) else {
+        return usage();
     };
     // Warnings about invalid values go to stderr, as when serving.
     logging::init();
@@ -149,6 +168,32 @@ fn host_config(args: &[OsString]) -> u8 {
     for warning in &snippet.warnings {
         write_stderr(&format!("gemini-relay: warning: {warning}"));
     }
+    if let Some(edit) = edit {
+        let path = match hosts::target_path(host, project, &cwd) {
+            Some(Ok(path)) => path,
+            Some(Err(err)) => {
+                write_stderr(&format!("gemini-relay: {err}"));
+                return 1;
+            }
+            None => {
+                write_stderr(&format!(
+                    "gemini-relay: {} has no project file; run without --project",
+                    host.title()
+                ));
+                return 2;
+            }
+        };
+        return match hostfile::apply(&path, &snippet.document, edit) {
+            Ok(done) => {
+                write_stderr(&format!("gemini-relay: {done}"));
+                0
+            }
+            Err(hostfile::Refusal(code, why)) => {
+                write_stderr(&format!("gemini-relay: {why}"));
+                code
+            }
+        };
+    }
     if !snippet.note.is_empty() {
         let _ = std::io::stderr().write_all(snippet.note.as_bytes());
     }
@@ -164,9 +209,19 @@ fn usage() -> String {
          USAGE:\n    gemini-relay                serve MCP on stdin/stdout\n    \
          gemini-relay doctor         print the gemini-doctor report; exit 0 when ready, 1 otherwise\n    \
          gemini-relay config <host>  print a ready-to-paste MCP configuration for <host>: this\n    \
-         \x20                           binary's path, the settings below that are set, and the\n    \
-         \x20                           host's tool timeout raised to the deadline plus 2 minutes;\n    \
-         \x20                           <host> is one of {}\n    \
+         \x20                           binary's path, the settings below that are set, the\n    \
+         \x20                           host's tool timeout raised to the deadline plus 2 minutes\n    \
+         \x20                           and the inline wait that fits it; <host> is one of\n    \
+         \x20                           {}\n    \
+         gemini-relay config <host> --write [--project]\n    \
+         \x20                           merge that entry into the host's own file (the project's\n    \
+         \x20                           with --project), after copying the file to <file>.bak; a\n    \
+         \x20                           run that changes nothing writes nothing\n    \
+         gemini-relay config <host> --remove [--project]\n    \
+         \x20                           take the relay's entry out of that file again (also with\n    \
+         \x20                           a .bak); exit 2 leaves a file it cannot edit safely (not\n    \
+         \x20                           parsing, comments inside JSON, a link, a directory, read-\n    \
+         \x20                           only) byte-identical, with the reason on stderr\n    \
          gemini-relay --version      print the version\n    \
          gemini-relay --help         print this help\n\n\
          ENVIRONMENT (name and default, what it does, the values it takes):\n",

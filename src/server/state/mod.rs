@@ -72,7 +72,6 @@ pub fn open_private(path: &Path) -> io::Result<File> {
 
 /// Writes `bytes` to `path` so that a reader sees either nothing or all of them: a private
 /// temporary file beside it, flushed to disk, then renamed over it.
-#[allow(dead_code, reason = "for the job store")]
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| io::Error::other("no file name"))?;
     let mut temporary = name.to_os_string();
