@@ -35,6 +35,9 @@ mod failures;
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
 
+// `config <host>` for every host, and `--write`/`--remove` against real files.
+mod hostconfig;
+
 // `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
 mod files;
 

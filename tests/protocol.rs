@@ -974,9 +974,14 @@ fn config_codex_tool_timeout_is_gemini_mcp_timeout_plus_two_minutes() {
         let server = &config["mcp_servers"]["gemini-relay"];
         assert_eq!(server["tool_timeout_sec"], secs, "{timeout:?}");
         assert_eq!(server["command"], canonical.to_str().unwrap());
+        // The inline wait is 30 s short of the raised timeout.
+        let wait = (secs - 30).to_string();
         match timeout {
-            Some(t) => assert_eq!(server["env"], json!({"GEMINI_MCP_TIMEOUT": t})),
-            None => assert!(server.get("env").is_none(), "{server}"),
+            Some(t) => assert_eq!(
+                server["env"],
+                json!({"GEMINI_MCP_TIMEOUT": t, "GEMINI_MCP_INLINE_WAIT": wait})
+            ),
+            None => assert_eq!(server["env"], json!({"GEMINI_MCP_INLINE_WAIT": wait})),
         }
     }
 }
@@ -995,8 +1000,11 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
     let path = std::fs::canonicalize(&binary).unwrap().to_str().unwrap().to_string();
     let agy = "/opt/agy \"x\"\n'y'\tz é 🧵 \u{7f}";
     let env = [("GEMINI_MCP_TIMEOUT", "60"), ("AGY_CLI_PATH", agy), ("GEMINI_MCP_TEST_TOOLS", "1")];
-    let expected_env =
-        json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1"});
+    let env_waiting = |wait: &str| {
+        json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1",
+            "GEMINI_MCP_INLINE_WAIT": wait})
+    };
+    let expected_env = env_waiting("3690");
 
     let out = relay_config(&binary, "codex", &env);
     let server =
@@ -1015,14 +1023,14 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(file));
     }
 
-    for (host, file) in
-        [("cursor", "~/.cursor/mcp.json"), ("agy", "~/.gemini/config/mcp_config.json")]
+    for (host, file, wait) in
+        [("cursor", "~/.cursor/mcp.json", "50"), ("agy", "~/.gemini/config/mcp_config.json", "150")]
     {
         let out = relay_config(&binary, host, &env);
         let config: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             config,
-            json!({"mcpServers": {"gemini-relay": {"command": path, "env": expected_env}}})
+            json!({"mcpServers": {"gemini-relay": {"command": path, "env": env_waiting(wait)}}})
         );
         assert!(String::from_utf8_lossy(&out.stderr).contains(file));
     }
@@ -1103,7 +1111,8 @@ fn config_with_an_unknown_or_missing_host_is_one_line_and_exit_2() {
         assert!(!err.contains(['\u{1b}', '\r']), "{err:?}");
         assert!(err.starts_with(&format!("gemini-relay: unknown host '{shown}' (known hosts: ")));
     }
-    let known = "claude, codex, gemini, qwen, opencode, cursor, agy";
+    let known = "claude, codex, gemini, qwen, opencode, cursor, agy, vscode, copilot, zed, \
+                 windsurf, claude-desktop";
     for args in [&["config", "cursr"][..], &["config"], &["config", "codex", "gemini"]] {
         let out = relay_cli(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

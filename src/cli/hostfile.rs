@@ -120,23 +120,21 @@ fn edit_json(text: &str, document: &Value, edit: Edit) -> Result<Option<String>,
     let Some(object) = root.as_object_mut() else {
         return Err("its top level is not a JSON object".to_string());
     };
-    match edit {
-        Edit::Write => {
-            let servers = object.entry(key.as_str()).or_insert_with(|| json!({}));
-            let servers = servers
-                .as_object_mut()
-                .ok_or_else(|| format!("its \"{key}\" is not a JSON object"))?;
-            if servers.get(NAME) == Some(entry) {
-                return Ok(None);
-            }
-            servers.insert(NAME.to_string(), entry.clone());
-        }
-        Edit::Remove => {
-            let servers = object.get_mut(key).and_then(Value::as_object_mut);
-            if servers.and_then(|servers| servers.shift_remove(NAME)).is_none() {
-                return Ok(None);
-            }
-        }
+    if edit == Edit::Remove && !object.contains_key(key) {
+        return Ok(None);
+    }
+    let servers = object.entry(key.as_str()).or_insert_with(|| json!({}));
+    let servers =
+        servers.as_object_mut().ok_or_else(|| format!("its \"{key}\" is not a JSON object"))?;
+    let unchanged = match edit {
+        Edit::Write => servers.get(NAME) == Some(entry),
+        Edit::Remove => servers.shift_remove(NAME).is_none(),
+    };
+    if unchanged {
+        return Ok(None);
+    }
+    if edit == Edit::Write {
+        servers.insert(NAME.to_string(), entry.clone());
     }
     let mut out = head.as_bytes().to_vec();
     let indent = indentation(body);
