@@ -5,14 +5,14 @@
 //! and keeps the file's permissions.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::ops::Range;
 use std::path::Path;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use crate::cli::hosts::{Document, NAME};
+use crate::files::fd::open_regular;
 use crate::server::state::write_atomically;
 
 /// What `config <host>` does to the host's file.
@@ -35,16 +35,12 @@ pub fn apply(path: &Path, document: &Document, edit: Edit) -> Result<String, Ref
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
         Err(err) => return Err(Refusal(1, format!("cannot read {shown}: {err}"))),
         Ok(meta) if meta.is_symlink() => {
-            let target = fs::read_link(path).map(|target| target.display().to_string());
-            return Err(refused(&format!(
-                "it is a symbolic link (to {}); edit the file it points to by hand",
-                target.unwrap_or_default()
-            )));
+            return Err(refused("it is a symbolic link; edit the file it points to by hand"));
         }
         Ok(meta) if meta.is_dir() => return Err(refused("it is a directory")),
         Ok(meta) if !meta.is_file() => return Err(refused("it is not a regular file")),
         Ok(meta) if meta.permissions().readonly() => return Err(refused("it is read-only")),
-        Ok(meta) => match fs::read(path) {
+        Ok(meta) => match read(path) {
             Ok(bytes) => Some((bytes, meta.permissions())),
             Err(err) => return Err(Refusal(1, format!("cannot read {shown}: {err}"))),
         },
@@ -71,7 +67,7 @@ pub fn apply(path: &Path, document: &Document, edit: Edit) -> Result<String, Ref
             backup.push(".bak");
             let backup = Path::new(&backup);
             // The host may have rewritten the file since it was read: its version wins.
-            if fs::read(path).map_err(failed)? != *bytes {
+            if read(path).map_err(failed)? != *bytes {
                 return Err(refused("it changed while it was being edited; run again"));
             }
             replace(backup, bytes, permissions).map_err(failed)?;
@@ -92,6 +88,13 @@ pub fn apply(path: &Path, document: &Document, edit: Edit) -> Result<String, Ref
     }
 }
 
+/// The bytes of the regular file at `path` (a FIFO is never waited on).
+fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Writes `bytes` over `path` atomically, with `permissions`.
 fn replace(path: &Path, bytes: &[u8], permissions: &fs::Permissions) -> io::Result<()> {
     write_atomically(path, bytes)?;
@@ -109,7 +112,7 @@ fn edit_json(text: &str, document: &Value, edit: Edit) -> Result<Option<String>,
         .expect("a host's document holds one server");
     let (head, body) = text.split_at(leading_comments_end(text));
     let mut root: Value = match body.trim() {
-        "" => json!({}),
+        "" => Value::Object(Map::new()),
         body => serde_json::from_str(body).map_err(|err| match has_comment(body) {
             true => "it has comments inside its JSON, which an edit would lose; add the entry by \
                      hand"
@@ -123,7 +126,7 @@ fn edit_json(text: &str, document: &Value, edit: Edit) -> Result<Option<String>,
     if edit == Edit::Remove && !object.contains_key(key) {
         return Ok(None);
     }
-    let servers = object.entry(key.as_str()).or_insert_with(|| json!({}));
+    let servers = object.entry(key.as_str()).or_insert_with(|| Value::Object(Map::new()));
     let servers =
         servers.as_object_mut().ok_or_else(|| format!("its \"{key}\" is not a JSON object"))?;
     let unchanged = match edit {
@@ -136,13 +139,18 @@ fn edit_json(text: &str, document: &Value, edit: Edit) -> Result<Option<String>,
     if edit == Edit::Write {
         servers.insert(NAME.to_string(), entry.clone());
     }
-    let mut out = head.as_bytes().to_vec();
+    // serde_json indents by two spaces, and a JSON string holds no raw line break, so every
+    // line's leading spaces are its indentation.
+    let pretty = serde_json::to_string_pretty(&root).map_err(|err| err.to_string())?;
     let indent = indentation(body);
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-    root.serialize(&mut serde_json::Serializer::with_formatter(&mut out, formatter))
-        .map_err(|err| err.to_string())?;
-    out.push(b'\n');
-    String::from_utf8(out).map(Some).map_err(|err| err.to_string())
+    let mut out = head.to_string();
+    for line in pretty.lines() {
+        let text = line.trim_start_matches(' ');
+        out.push_str(&indent.repeat((line.len() - text.len()) / 2));
+        out.push_str(text);
+        out.push('\n');
+    }
+    Ok(Some(out))
 }
 
 /// Where the JSON starts: after a byte order mark and the comments and blank lines before it
@@ -275,6 +283,7 @@ fn key_path(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const TABLE: &str = "[mcp_servers.gemini-relay]\ncommand = \"/bin/relay\"\n";
 

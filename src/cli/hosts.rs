@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::backend::agy::args::sh_single_quote;
 use crate::cli::winhosts;
@@ -580,7 +580,7 @@ fn server_entry(facts: &Facts) -> Map<String, Value> {
     let mut server = Map::new();
     server.insert("command".into(), facts.binary.as_str().into());
     if !facts.args.is_empty() {
-        server.insert("args".into(), json!(facts.args));
+        server.insert("args".into(), facts.args.clone().into());
     }
     if !facts.env.is_empty() {
         server.insert("env".into(), env_object(facts));
@@ -604,7 +604,7 @@ fn json_document(facts: &Facts) -> Value {
         let command: Vec<&str> = std::iter::once(facts.binary.as_str())
             .chain(facts.args.iter().map(String::as_str))
             .collect();
-        server.insert("command".into(), json!(command));
+        server.insert("command".into(), command.into());
         if !facts.env.is_empty() {
             server.insert("environment".into(), env_object(facts));
         }
@@ -620,7 +620,7 @@ fn json_document(facts: &Facts) -> Value {
             server.insert("timeout".into(), facts.raised_timeout_secs().into());
         }
         Host::Copilot => {
-            server.insert("tools".into(), json!(["*"]));
+            server.insert("tools".into(), vec!["*"].into());
         }
         _ => (),
     }
@@ -630,7 +630,8 @@ fn json_document(facts: &Facts) -> Value {
         Host::Zed => "context_servers",
         _ => "mcpServers",
     };
-    json!({ servers: { NAME: server } })
+    let one = |key: &str, value: Value| Value::Object(Map::from_iter([(key.to_string(), value)]));
+    one(servers, one(NAME, Value::Object(server)))
 }
 
 /// Where a JSON host's snippet goes and what bounds a call there.
@@ -755,6 +756,7 @@ fn shell_word(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const BINARY: &str = "/path/to/gemini-relay";
     /// Where `config` runs: relative paths are made absolute against it by the running system's
