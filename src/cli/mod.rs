@@ -211,8 +211,8 @@ fn usage() -> String {
          gemini-relay config <host>  print a ready-to-paste MCP configuration for <host>: this\n    \
          \x20                           binary's path, the settings below that are set, the\n    \
          \x20                           host's tool timeout raised to the deadline plus 2 minutes\n    \
-         \x20                           and the inline wait that fits it; <host> is one of\n    \
-         \x20                           {}\n    \
+         \x20                           and the inline wait that fits it; <host> is one of\n\
+         {}\n    \
          gemini-relay config <host> --write [--project]\n    \
          \x20                           merge that entry into the host's own file (the project's\n    \
          \x20                           with --project), after copying the file to <file>.bak; a\n    \
@@ -221,12 +221,17 @@ fn usage() -> String {
          \x20                           take the relay's entry out of that file again (also with\n    \
          \x20                           a .bak); exit 2 leaves a file it cannot edit safely (not\n    \
          \x20                           parsing, comments inside JSON, a link, a directory, read-\n    \
-         \x20                           only) byte-identical, with the reason on stderr\n    \
+         \x20                           only) byte-identical, with the reason on stderr; exit 1\n    \
+         \x20                           when a file cannot be read or written\n    \
          gemini-relay --version      print the version\n    \
          gemini-relay --help         print this help\n\n\
          ENVIRONMENT (name and default, what it does, the values it takes):\n",
         env!("CARGO_PKG_VERSION"),
-        hosts::known_hosts()
+        wrap(&hosts::known_hosts(), 60)
+            .iter()
+            .map(|line| format!("                                {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     for var in config::VARS {
         let plain = |markdown: &str| markdown.replace('`', "");
