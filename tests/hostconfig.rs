@@ -74,15 +74,16 @@ fn zed_settings(home: &Home) -> PathBuf {
     home.home(if cfg!(windows) { ".config/Zed/settings.json" } else { ".config/zed/settings.json" })
 }
 
+/// The relay's path as `config` writes it (on Windows without the `\\?\` of a canonical path).
 fn own_binary() -> String {
-    fs::canonicalize(util::relay_bin()).unwrap().to_str().unwrap().to_string()
+    let path = fs::canonicalize(util::relay_bin()).unwrap().to_str().unwrap().to_string();
+    path.strip_prefix(r"\\?\").map_or(path.clone(), str::to_string)
 }
 
 #[test]
 fn new_hosts_print_a_document_that_parses_with_their_entry() {
     let home = Home::new("hostconfig-print");
     let binary = own_binary();
-    let binary = binary.strip_prefix(r"\\?\").unwrap_or(&binary);
     let cases = [
         ("vscode", "servers", Some("stdio"), "50", "mcp.json"),
         ("copilot", "mcpServers", Some("local"), "50", "mcp-config.json"),
