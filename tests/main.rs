@@ -32,6 +32,9 @@ mod parallel;
 // approvals, another answering model, agy updated on disk, the default model.
 mod failures;
 
+// agy's print-mode endings: no exit after the answer, background tasks, a quota only its log tells.
+mod endings;
+
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
 
