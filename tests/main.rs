@@ -38,6 +38,9 @@ mod endings;
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
 
+// Attachments: what each CLI is shown, the notice, every refusal.
+mod attachments;
+
 // `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
 mod files;
 

@@ -408,6 +408,7 @@ mod tests {
             sandbox: true,
             skip_permissions: true,
             include_usage: true,
+            ..RunOptions::default()
         }
     }
 

@@ -156,7 +156,8 @@ mod tests {
         \x20 --sandbox                       Sandbox tools\n\
         \x20 --dangerously-skip-permissions  Skip approvals\n\
         \x20 --disable-slash-commands        No slash commands\n\
-        \x20 --agent <name>                  Custom agent\n";
+        \x20 --agent <name>                  Custom agent\n\
+        \x20 --log-file <file>               Debug log\n";
 
     fn check(help: &str, expect: AgyCaps) {
         assert_eq!(parse_help(help), expect, "help text: {help:?}");

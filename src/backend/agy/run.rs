@@ -33,6 +33,9 @@ impl Agy {
     ) -> Result<Reply, RunError> {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
+        if let Some(refusal) = opts.outside_refusal.as_ref().filter(|_| !caps.add_dir_flag) {
+            return Err(refusal.clone().into());
+        }
         // Dropped when the run ends, whatever the outcome: the log may hold the prompt.
         let log = caps.log_file.then(RunLog::create).and_then(|made| {
             made.map_err(|err| log::warn!("agy runs without --log-file: {err}")).ok()
