@@ -131,7 +131,7 @@ fn agy_tokens_of_media_files_are_attachments_not_inlined() {
     assert_eq!(
         relay.call_text("gemini-ask", json!({"prompt": "see @huge.png"})),
         (
-            "Invalid arguments for gemini-ask: attachments: huge.png is 101 bytes, over the 100 byte limit (GEMINI_MCP_MAX_ATTACHMENT_BYTES)"
+            "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: huge.png is 101 bytes, over the 100 byte limit (GEMINI_MCP_MAX_ATTACHMENT_BYTES)"
                 .to_string(),
             true
         )
@@ -187,7 +187,7 @@ fn every_refusal_names_the_path_as_written_before_anything_runs() {
     fs::write(project.join("notes.png"), "just text").unwrap();
     fs::write(project.join("photo.png"), bytes(b"\0\0\0\x18ftypheic", 24)).unwrap();
     fs::write(project.join("ok.png"), bytes(PNG, 100)).unwrap();
-    let prefix = "Invalid arguments for gemini-ask: attachments: ";
+    let prefix = "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: ";
     let cases = [
         ("missing.png", format!("{prefix}missing.png does not exist")),
         (
@@ -222,7 +222,7 @@ fn every_refusal_names_the_path_as_written_before_anything_runs() {
         agy(&fakes, &project),
         &fakes,
         json!({"prompt": "x", "attachments": seventeen}),
-        "Invalid arguments for gemini-ask: attachments: Array must contain at most 16 element(s)",
+        "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: Array must contain at most 16 element(s)",
     );
     // An agy build that cannot add directories cannot be shown a file in one.
     let fakes = Fakes::new();
@@ -257,7 +257,7 @@ fn the_default_limit_takes_a_file_of_exactly_its_size() {
         agy(&fakes, &project.path),
         &fakes,
         json!({"prompt": "x", "attachments": ["over.png"]}),
-        "Invalid arguments for gemini-ask: attachments: over.png is 20971521 bytes, over the 20971520 byte limit (GEMINI_MCP_MAX_ATTACHMENT_BYTES)",
+        "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: over.png is 20971521 bytes, over the 20971520 byte limit (GEMINI_MCP_MAX_ATTACHMENT_BYTES)",
     );
 }
 
@@ -288,7 +288,7 @@ fn links_are_resolved_before_the_check() {
         agy(&fakes, &project),
         &fakes,
         json!({"prompt": "x", "attachments": ["innocent.png"]}),
-        "Invalid arguments for gemini-ask: attachments: innocent.png is outside the project and its addDirs",
+        "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: innocent.png is outside the project and its addDirs",
     );
     // A FIFO is refused without blocking.
     let fifo = std::ffi::CString::new(project.join("pipe.png").to_str().unwrap()).unwrap();
@@ -299,7 +299,7 @@ fn links_are_resolved_before_the_check() {
         agy(&fakes, &project),
         &fakes,
         json!({"prompt": "x", "attachments": ["pipe.png"]}),
-        "Invalid arguments for gemini-ask: attachments: pipe.png is not a regular file",
+        "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: pipe.png is not a regular file",
     );
 }
 

@@ -5,7 +5,6 @@
 //! bytes and the size are read. Then how each backend is told: agy's block at the end of the
 //! prompt, the Gemini CLI's `@` tokens, and the reply's notice.
 
-use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek};
 use std::path::{Component, Path};
@@ -105,7 +104,7 @@ pub fn check(
     let project = Project::new(root);
     let mut bases = vec![project.real_root.clone()];
     bases.extend(add_dirs.iter().filter_map(|dir| fs::canonicalize(project.root.join(dir)).ok()));
-    let mut seen = HashSet::new();
+    let mut seen = Vec::new();
     let mut attached = Vec::new();
     for written in entries {
         let canonical = match fs::canonicalize(project.root.join(written)) {
@@ -115,9 +114,10 @@ pub fn check(
         let Some(base) = bases.iter().find(|base| path::final_within(&canonical, base)) else {
             return Err(refuse(format!("{written} is outside the project and its addDirs")));
         };
-        if !seen.insert(canonical.clone()) {
+        if seen.contains(&canonical) {
             continue;
         }
+        seen.push(canonical.clone());
         let (kind, size) = match open_beneath(base, &canonical) {
             Ok(mut file) => {
                 let head = head(&mut file).map_err(|_| refuse(not_regular(written)))?;
@@ -182,9 +182,9 @@ pub fn size_text(n: u64) -> String {
     if n < 1024 {
         return format!("{n} B");
     }
-    let mut scale: u128 = 1024;
+    let mut scale: u64 = 1024;
     for unit in UNITS {
-        let tenths = (u128::from(n) * 10 + scale / 2) / scale;
+        let tenths = (n.saturating_mul(10) + scale / 2) / scale;
         if tenths < 10_240 || unit == "TiB" {
             return format!("{}.{} {unit}", tenths / 10, tenths % 10);
         }

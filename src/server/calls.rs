@@ -384,20 +384,12 @@ pub(super) fn parsed(raw: &RawValue) -> Value {
 }
 
 /// The CallToolResult of a tool's outcome: its text, or `Error executing <tool>: <message>` with
-/// `isError: true`; a refused argument (`Invalid arguments for <tool>: …`, also an attachment the
-/// run refused before anything ran) is said as it is.
+/// `isError: true`.
 fn tool_result(tool: &str, outcome: Result<String, String>, era: Era) -> Value {
     // A failure's text often quotes a CLI (its error line, its stderr): shown without control
     // sequences.
     let (text, is_error) = match outcome {
         Ok(text) => (text, false),
-        Err(message)
-            if message.strip_prefix("Invalid arguments for ").is_some_and(|rest| {
-                rest.strip_prefix(tool).is_some_and(|rest| rest.starts_with(": "))
-            }) =>
-        {
-            (message, true)
-        }
         Err(message) => (format!("Error executing {tool}: {}", controls::strip(&message)), true),
     };
     let result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});

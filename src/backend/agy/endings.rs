@@ -50,8 +50,8 @@ impl RunLog {
 
 impl Drop for RunLog {
     fn drop(&mut self) {
-        // agy may have left other files beside its log.
-        if let Err(err) = fs::remove_dir_all(&self.dir) {
+        let _ = fs::remove_file(&self.path);
+        if let Err(err) = fs::remove_dir(&self.dir) {
             log::warn!("could not delete agy's log directory {}: {err}", self.dir.display());
         }
     }
