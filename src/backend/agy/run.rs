@@ -226,7 +226,12 @@ impl Agy {
         caps: &AgyCaps,
         opts: &RunOptions,
     ) -> Option<String> {
-        let inner = args::pty_inner_command(&self.program().to_string_lossy(), agy_args);
+        // The run's log file is gone with its run: the rerun logs nowhere.
+        let kept: Vec<String> = match agy_args.iter().position(|arg| arg == "--log-file") {
+            Some(at) => [&agy_args[..at], &agy_args[(at + 2).min(agy_args.len())..]].concat(),
+            None => agy_args.to_vec(),
+        };
+        let inner = args::pty_inner_command(&self.program().to_string_lossy(), &kept);
         let script_args = args::pty_script_args(&inner, exec::BSD_SCRIPT);
         let script = Program::named("script", not_found_text);
         let command = ChildSpec { program: &script, args: &script_args, stdin: None, watch: None };
