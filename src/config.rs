@@ -54,6 +54,8 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// `GEMINI_MCP_MAX_OUTPUT_BYTES`: the cap on each of a child's stdout and stderr.
     pub max_output_bytes: usize,
+    /// `GEMINI_MCP_MAX_ATTACHMENT_BYTES`: the largest file a call may attach.
+    pub max_attachment_bytes: u64,
     /// What the search for the CLIs reads: `PATH`, `PATHEXT`, `LOCALAPPDATA` and the user's home
     /// directory (`HOME`; `USERPROFILE` on Windows), which also locates agy's conversation store.
     pub search: SearchEnv,
@@ -240,6 +242,20 @@ pub static VARS: &[EnvVar] = &[
         windows_only: false,
     },
     EnvVar {
+        name: "GEMINI_MCP_MAX_ATTACHMENT_BYTES",
+        kind: ValueKind::Integer {
+            default: 20 * MIB,
+            min: 1,
+            max: GIB,
+            unit: Unit::Bytes,
+            set: |c, v| c.max_attachment_bytes = v,
+        },
+        help: "Largest file a call may attach (`attachments`, or an `@` token naming an image, a \
+               PDF, audio or video on agy); a file of exactly this size is accepted.",
+        carried: true,
+        windows_only: false,
+    },
+    EnvVar {
         name: "GEMINI_MCP_AGY_PARALLEL",
         kind: ValueKind::Integer {
             default: 2,
@@ -299,6 +315,7 @@ impl Config {
             progress_interval: Duration::ZERO,
             max_message_bytes: 0,
             max_output_bytes: 0,
+            max_attachment_bytes: 0,
             agy_parallel: 0,
             search: SearchEnv::read(&get),
             state_dir: None,
@@ -508,6 +525,7 @@ fn bytes(n: u64) -> String {
         n if n >= GIB && n % GIB == 0 => format!("{} GiB", n / GIB),
         n if n >= MIB && n % MIB == 0 => format!("{} MiB", n / MIB),
         n if n >= KIB && n % KIB == 0 => format!("{} KiB", n / KIB),
+        1 => "1 byte".to_string(),
         n => format!("{n} bytes"),
     }
 }

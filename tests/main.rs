@@ -32,11 +32,17 @@ mod parallel;
 // approvals, another answering model, agy updated on disk, the default model.
 mod failures;
 
+// agy's print-mode endings: no exit after the answer, background tasks, a quota only its log tells.
+mod endings;
+
 // changeMode, the chunk cache and gemini-fetch-chunk.
 mod changemode;
 
 // `config <host>` for every host, and `--write`/`--remove` against real files.
 mod hostconfig;
+
+// Attachments: what each CLI is shown, the notice, every refusal.
+mod attachments;
 
 // `@` references and files against a hostile project: the gemini grammar, FIFOs, symlinks, budget.
 mod files;

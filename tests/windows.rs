@@ -234,3 +234,18 @@ fn a_gemini_cmd_that_is_not_utf8_is_refused() {
         assert!(fakes.runs().is_empty(), "{:?}", fakes.records());
     }
 }
+
+#[test]
+fn a_link_out_of_the_project_is_never_attached() {
+    let (project, _keep) = linked_project();
+    let fakes = Fakes::new();
+    let mut relay = agy(&fakes).cwd(&project).spawn();
+    for path in ["leak.txt", "ldir/secret.txt", r"ldir\secret.txt"] {
+        let args = json!({"prompt": "x", "attachments": [path]});
+        let expected = format!(
+            "Error executing gemini-ask: Invalid arguments for gemini-ask: attachments: {path} is outside the project and its addDirs"
+        );
+        assert_eq!(relay.call_text("gemini-ask", args), (expected, true));
+    }
+    assert!(fakes.prompt_runs().is_empty(), "a refused call never runs");
+}

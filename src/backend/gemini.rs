@@ -82,7 +82,7 @@ impl Gemini {
     }
 
     fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
-        ChildSpec { program: &self.program, args, stdin }
+        ChildSpec { program: &self.program, args, stdin, watch: None }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::backend::quota::Quota;
 use crate::config::{BackendChoice, Config};
 use crate::controls;
 use crate::exec::Runner;
+use crate::files::attach;
 
 /// 2026-06-18T00:00:00Z, when the Gemini CLI stopped serving most users.
 pub const RETIREMENT_SECS: u64 = 1_781_740_800;
@@ -34,6 +35,8 @@ const DEFAULT_MODEL_NAME: &str = "the default model";
 
 /// The mark of a notice that states a fact rather than a warning; it is shown as it is.
 const INFO_MARK: &str = "ℹ️ ";
+/// The mark of the attachment notice, which carries no `⚠️` either.
+const ATTACHED_MARK: &str = "📎 ";
 
 const RETIRED_NOTICE: &str = "Gemini CLI was retired on 2026-06-18; defaulting to the Antigravity CLI (agy) backend. Set GEMINI_MCP_BACKEND=gemini to override.";
 
@@ -66,6 +69,8 @@ pub struct Backends {
     model: Option<String>,
     /// `GEMINI_MCP_FALLBACK_MODEL`: the model a quota failure is retried with (`None`: off).
     fallback_model: Option<String>,
+    /// `GEMINI_MCP_MAX_ATTACHMENT_BYTES`: the largest file a call may attach.
+    max_attachment_bytes: u64,
 }
 
 #[derive(Default)]
@@ -150,6 +155,7 @@ impl Backends {
             gemini: Gemini::new(config),
             model: config.model.clone(),
             fallback_model: config.fallback_model.clone(),
+            max_attachment_bytes: config.max_attachment_bytes,
         }
     }
 
@@ -229,7 +235,10 @@ impl Backends {
         let lines: Vec<String> = notices
             .iter()
             .map(|n| controls::strip(n))
-            .map(|n| if n.starts_with(INFO_MARK) { n.into_owned() } else { format!("⚠️ {n}") })
+            .map(|n| match n.starts_with(INFO_MARK) || n.starts_with(ATTACHED_MARK) {
+                true => n.into_owned(),
+                false => format!("⚠️ {n}"),
+            })
             .collect();
         format!("{}\n\n{body}", lines.join("\n"))
     }
@@ -242,6 +251,7 @@ impl Backends {
 pub fn run_with_backend(
     backends: &Backends,
     backend: Backend,
+    tool: &str,
     runner: &Runner<'_>,
     request: RunRequest,
 ) -> Result<Reply, String> {
@@ -251,7 +261,27 @@ pub fn run_with_backend(
     if options.model.as_deref().is_none_or(str::is_empty) {
         options.model = backends.model.clone();
     }
-    let prepared = prepare::prepare(prompt, change_mode, backend, runner)?;
+    let asked = prepare::Asked {
+        tool,
+        change_mode,
+        options: &options,
+        limit: backends.max_attachment_bytes,
+    };
+    let prepared = prepare::prepare(prompt, &asked, backend, runner)?;
+    let attached = prepared.attached;
+    options.outside_refusal = attached.iter().find(|it| it.outside).map(|it| {
+        format!(
+            "Invalid arguments for {tool}: attachments: {} is outside the project and this agy build cannot add directories",
+            it.written
+        )
+    });
+    // The attachment notice comes first in the reply, before every other.
+    let attached_first = |mut reply: Reply| {
+        if !attached.is_empty() {
+            reply.notices.insert(0, attach::notice(&attached));
+        }
+        Ok(reply)
+    };
     let root = prepared.root;
     let prompt = Arc::new(prepared.prompt);
     let run = |runner: &Runner<'_>, options: &RunOptions| match backend {
@@ -267,7 +297,7 @@ pub fn run_with_backend(
     let quota = match run(runner, &options) {
         Ok(reply) => {
             notices.extend(reply.notices);
-            return Ok(Reply { notices, ..reply });
+            return attached_first(Reply { notices, ..reply });
         }
         Err(RunError::Failed(text)) => return Err(text),
         Err(RunError::Quota(quota)) => quota,
@@ -300,7 +330,7 @@ pub fn run_with_backend(
             let clause = quota::exhausted_clause(&model, &quota, now);
             notices.insert(0, format!("{clause}; this answer is from {fallback_shown}."));
             notices.extend(reply.notices);
-            Ok(Reply { notices, ..reply })
+            attached_first(Reply { notices, ..reply })
         }
         Err(failure) => {
             let why = match failure {

@@ -33,6 +33,10 @@ pub struct RunOptions {
     pub skip_permissions: bool,
     /// The caller asked for the `📊 [Tokens: …]` line.
     pub include_usage: bool,
+    /// Files to attach, as written.
+    pub attachments: Vec<String>,
+    /// The refusal when an attachment lies in an `addDirs` entry and agy cannot add directories.
+    pub outside_refusal: Option<String>,
 }
 
 impl RunOptions {

@@ -85,6 +85,7 @@ impl Ctx<'_> {
         backend::run_with_backend(
             &self.services.backends,
             self.call.backend,
+            self.call.tool,
             &self.runner(),
             request,
         )

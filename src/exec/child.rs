@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 
 use super::program::Launch;
 use super::registry::{Guard, SpawnError};
-use super::{ChildSpec, Ending, Failure, Finished, Input, OnStdout, RunKind, Runner, sys};
+use super::{ChildSpec, Ending, Failure, Finished, Input, OnStdout, RunKind, Runner, Watch, sys};
 use crate::redact;
 
 /// How often a waiting run looks at what may stop it.
@@ -46,6 +46,8 @@ struct Stop<'a> {
     aborted: Option<&'a AtomicBool>,
     /// Raised by a pipe reader past the output cap.
     overflow: &'a AtomicBool,
+    /// The backend's own watch.
+    watch: Option<&'a dyn Watch>,
 }
 
 /// A pipe reader: what it read, once it is done, and what it is doing meanwhile.
@@ -83,14 +85,28 @@ pub(super) fn run(
         feed_stdin(stdin, data);
     }
     let overflow = Arc::new(AtomicBool::new(false));
-    let on_stdout = if kind == RunKind::Probe { None } else { runner.on_stdout.clone() };
+    let preview = if kind == RunKind::Probe { None } else { runner.on_stdout.clone() };
+    let on_stdout: Option<OnStdout> = match (spec.watch.clone(), preview) {
+        (Some(watch), preview) => Some(Arc::new(move |chunk: &[u8]| {
+            watch.stdout(chunk);
+            if let Some(preview) = &preview {
+                preview(chunk);
+            }
+        })),
+        (None, preview) => preview,
+    };
     let cap = runner.limits.max_output;
     let stdout = drain(child.stdout.take(), cap, overflow.clone(), on_stdout);
     let stderr = drain(child.stderr.take(), cap, overflow.clone(), None);
     let aborted = (kind != RunKind::Probe).then_some(runner.abort);
     let cancelled = guard.cancelled.clone();
-    let stop =
-        Stop { deadline: start + timeout, cancelled: &cancelled, aborted, overflow: &overflow };
+    let stop = Stop {
+        deadline: start + timeout,
+        cancelled: &cancelled,
+        aborted,
+        overflow: &overflow,
+        watch: spec.watch.as_deref(),
+    };
     let ending = wait(&mut child, &guard, &stop);
     let status = guard.finish(&mut child);
     let ending = match ending {
@@ -183,6 +199,9 @@ impl Stop<'_> {
         }
         if self.overflow.load(Ordering::SeqCst) {
             return Some(Ending::Overflow);
+        }
+        if self.watch.is_some_and(|watch| watch.done()) {
+            return Some(Ending::Settled);
         }
         (Instant::now() >= self.deadline).then_some(Ending::TimedOut)
     }

@@ -72,6 +72,18 @@ pub struct ChildSpec<'a> {
     pub args: &'a [String],
     /// Written to the child's stdin from its own thread, then stdin is closed.
     pub stdin: Option<Arc<dyn Input>>,
+    /// What the backend watches while the child runs, beside what the executor watches itself.
+    pub watch: Option<Arc<dyn Watch>>,
+}
+
+/// A backend's own reason to end a run early: it sees stdout as it comes and is asked between
+/// slices of the wait (every 25 ms) whether the run is over.
+pub trait Watch: Send + Sync {
+    /// Sees each chunk of stdout as it arrives, on the reader's thread.
+    fn stdout(&self, chunk: &[u8]);
+    /// True ends the run now: its tree is killed and it counts as an exit 0 with what it wrote so
+    /// far (the backend knows why, and says so).
+    fn done(&self) -> bool;
 }
 
 /// What a child reads on stdin. A run writes it from a thread of its own (unless it is small), so
@@ -125,6 +137,8 @@ pub enum Ending {
     StoppedByCaller,
     /// Stopped because stdout or stderr passed the output cap.
     Overflow,
+    /// Ended by its backend's `Watch`: killed, and taken as an exit 0.
+    Settled,
 }
 
 /// Everything a finished (or stopped) run produced.
@@ -309,7 +323,7 @@ fn outcome(
     finished: Finished,
 ) -> Result<String, Failure> {
     match finished.ending {
-        Ending::Exited => (),
+        Ending::Exited | Ending::Settled => (),
         Ending::TimedOut => {
             let failure = Failure::TimedOut { name, after: limits.timeout, share };
             log::error!("{failure}; killing it.");
@@ -323,7 +337,7 @@ fn outcome(
     }
     let stdout = String::from_utf8_lossy(&finished.stdout);
     let stderr = String::from_utf8_lossy(&finished.stderr);
-    if finished.status.success() {
+    if finished.status.success() || finished.ending == Ending::Settled {
         let out = stdout.trim();
         let err = stderr.trim();
         if out.is_empty() && !err.is_empty() {
@@ -361,7 +375,7 @@ mod tests {
     }
 
     fn sh<'a>(program: &'a Program, args: &'a [String]) -> ChildSpec<'a> {
-        ChildSpec { program, args, stdin: None }
+        ChildSpec { program, args, stdin: None, watch: None }
     }
 
     fn script(text: &str) -> Vec<String> {

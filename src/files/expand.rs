@@ -13,7 +13,7 @@ use crate::files::fd::{self, Dir, EntryKind};
 use crate::files::glob::{self, Glob};
 use crate::files::inline::{Inliner, Outcome};
 use crate::files::jail::Project;
-use crate::files::{CANCELLED, path, scan, walk};
+use crate::files::{CANCELLED, attach, path, scan, walk};
 
 /// Runs the jail check, then replaces each `@` token that starts the prompt or follows whitespace
 /// with the blocks of the file(s) it names, sharing one byte budget, and appends the drop footers.
@@ -25,14 +25,26 @@ pub fn inline_file_references<'a>(
     root: &Path,
     stop: &AtomicBool,
 ) -> Result<Cow<'a, str>, String> {
+    inline_and_find_media(prompt, root, stop).map(|(prompt, _)| prompt)
+}
+
+/// [`inline_file_references`], also giving the tokens (as written) that name an image, a PDF, audio
+/// or video (`attach::is_media`): those stay verbatim, and the call attaches their files.
+pub fn inline_and_find_media<'a>(
+    prompt: &'a str,
+    root: &Path,
+    stop: &AtomicBool,
+) -> Result<(Cow<'a, str>, Vec<String>), String> {
     let project = Project::new(root);
     project.assert_safe(prompt, stop)?;
     let tokens = scan::inline_tokens(prompt);
     // With `/` as the root nothing is inside it (the original's `root + "/"` prefix test).
     if tokens.is_empty() || project.real_root == Path::new("/") {
-        return Ok(Cow::Borrowed(prompt));
+        return Ok((Cow::Borrowed(prompt), Vec::new()));
     }
-    let Ok(root_dir) = Dir::open(&project.real_root) else { return Ok(Cow::Borrowed(prompt)) };
+    let Ok(root_dir) = Dir::open(&project.real_root) else {
+        return Ok((Cow::Borrowed(prompt), Vec::new()));
+    };
     let mut expansion = Expansion::new(project, root_dir, stop);
     for token in &tokens {
         if glob::is_glob(token.reference) {
@@ -53,7 +65,7 @@ pub fn inline_file_references<'a>(
     }
     out.push_str(&prompt[copied..]);
     out.push_str(&expansion.inliner.footers());
-    Ok(Cow::Owned(out))
+    Ok((Cow::Owned(out), expansion.media))
 }
 
 /// The state of one prompt's inlining: the project and its descriptor, the budget, every file met
@@ -72,6 +84,8 @@ struct Expansion<'s> {
     dir_lists: HashMap<Vec<u8>, usize>,
     glob_lists: HashMap<String, usize>,
     globs_matched: bool,
+    /// The tokens naming media files, as written, each file once.
+    media: Vec<String>,
 }
 
 /// A file met while inlining.
@@ -92,6 +106,8 @@ enum Verdict {
     Binary,
     /// Footnoted once, skipped silently from now on.
     Unreadable,
+    /// An image, PDF, audio or video named by a token: attached, never inlined.
+    Media,
 }
 
 /// The files of one directory walk or glob, in walk order (ids into `Expansion::files`).
@@ -115,6 +131,7 @@ impl<'s> Expansion<'s> {
             dir_lists: HashMap::new(),
             glob_lists: HashMap::new(),
             globs_matched: false,
+            media: Vec::new(),
         }
     }
 
@@ -243,15 +260,26 @@ impl<'s> Expansion<'s> {
         out: &mut String,
     ) -> bool {
         let id = self.file_id(rel.to_vec(), String::from_utf8_lossy(rel).into_owned());
+        let mut opened = None;
+        if self.files[id].verdict == Verdict::Unread {
+            let mut file = parent.open_file(name);
+            if file.as_mut().is_ok_and(attach::is_media) {
+                self.files[id].verdict = Verdict::Media;
+                self.media.push(reference.to_string());
+            }
+            opened = Some(file);
+        }
         let reference = path::with_slashes(reference);
         if self.inliner.is_closed() {
             self.inliner.omit(&reference);
             return false;
         }
-        if matches!(self.files[id].verdict, Verdict::Binary | Verdict::Unreadable) {
+        if matches!(self.files[id].verdict, Verdict::Binary | Verdict::Unreadable | Verdict::Media)
+        {
             return false;
         }
-        let outcome = self.inliner.inline(&reference, || parent.open_file(name), out);
+        let open = || opened.unwrap_or_else(|| parent.open_file(name));
+        let outcome = self.inliner.inline(&reference, open, out);
         self.files[id].verdict = verdict_after(self.files[id].verdict, outcome);
         outcome == Outcome::Inlined
     }
@@ -291,7 +319,7 @@ impl<'s> Expansion<'s> {
                 return Err(CANCELLED.to_string());
             }
             let slot = &self.files[files[position]];
-            if matches!(slot.verdict, Verdict::Binary | Verdict::Unreadable) {
+            if matches!(slot.verdict, Verdict::Binary | Verdict::Unreadable | Verdict::Media) {
                 continue;
             }
             let root = &self.root;

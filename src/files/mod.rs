@@ -11,6 +11,7 @@
 //! sets, the project is walked at most once per prompt and every distinct glob matched against it
 //! in one pass, and a token met again after the budget closed costs one count.
 
+pub mod attach;
 mod cligrammar;
 mod expand;
 pub(crate) mod fd;
@@ -23,7 +24,7 @@ mod secrets;
 mod walk;
 mod write;
 
-pub use expand::inline_file_references;
+pub use expand::{inline_and_find_media, inline_file_references};
 pub(crate) use jail::check_file_references;
 pub use jail::check_gemini_references;
 pub use jail::landing;

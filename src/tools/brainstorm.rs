@@ -6,7 +6,7 @@ use crate::backend::RunRequest;
 use crate::backend::options::RunOptions;
 use crate::call::Ctx;
 use crate::js;
-use crate::tools::str_arg;
+use crate::tools::{str_arg, strings};
 
 /// The inputs of one brainstorm prompt; only `prompt` is trimmed, the rest is used verbatim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,6 +213,7 @@ pub fn run(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<String, String> {
     let options = RunOptions {
         model: str_arg(args, "model").map(str::to_string),
         effort: str_arg(args, "effort").map(str::to_string),
+        attachments: strings(args, "attachments"),
         ..RunOptions::default()
     };
     let prompt = brainstorm_prompt(&request);

@@ -416,6 +416,7 @@ mod tests {
                         ],
                     },
                     "addDirs": {"type": "array", "items": {"type": "string"}},
+                    "attachments": {"type": "array", "items": {"type": "string"}, "maxItems": 16},
                     "conversationId": {"type": "string"},
                     "agent": {"type": "string"},
                     "allowSlashCommands": {"type": "boolean", "default": false},
@@ -443,6 +444,7 @@ mod tests {
                     "model": {"type": "string"},
                     "effort": {"type": "string", "enum": ["low", "medium", "high"], "default": "high"},
                     "addDirs": {"type": "array", "items": {"type": "string"}},
+                    "attachments": {"type": "array", "items": {"type": "string"}, "maxItems": 16},
                     "includeUsage": {"type": "boolean", "default": true},
                 },
                 "required": ["task"],
@@ -485,6 +487,7 @@ mod tests {
                     "prompt": {"type": "string", "minLength": 1},
                     "model": {"type": "string"},
                     "effort": {"type": "string", "enum": ["low", "medium", "high"]},
+                    "attachments": {"type": "array", "items": {"type": "string"}, "maxItems": 16},
                     "methodology": {
                         "type": "string",
                         "enum": [

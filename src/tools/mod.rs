@@ -50,12 +50,7 @@ pub fn bool_arg(args: &Map<String, Value>, key: &str) -> bool {
 /// The run options shared by the model tools, from validated arguments.
 pub fn run_options(args: &Map<String, Value>) -> RunOptions {
     let text = |key: &str| str_arg(args, key).map(str::to_string);
-    let add_dirs = match args.get("addDirs") {
-        Some(Value::Array(dirs)) => {
-            dirs.iter().filter_map(Value::as_str).map(str::to_string).collect()
-        }
-        _ => Vec::new(),
-    };
+    let add_dirs = strings(args, "addDirs");
     RunOptions {
         model: text("model"),
         effort: text("effort"),
@@ -68,6 +63,18 @@ pub fn run_options(args: &Map<String, Value>) -> RunOptions {
         sandbox: bool_arg(args, "sandbox"),
         skip_permissions: bool_arg(args, "skipPermissions"),
         include_usage: bool_arg(args, "includeUsage"),
+        attachments: strings(args, "attachments"),
+        outside_refusal: None,
+    }
+}
+
+/// A validated array-of-strings argument (empty when absent).
+pub fn strings(args: &Map<String, Value>, key: &str) -> Vec<String> {
+    match args.get(key) {
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(Value::as_str).map(str::to_string).collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -279,6 +279,7 @@ mod tests {
                 ("model", false),
                 ("effort", false),
                 ("addDirs", false),
+                ("attachments", false),
                 ("includeUsage", false),
             ]
         );

@@ -261,10 +261,16 @@ fn check_array(schema: &Value, value: &Value, path: &str, issues: &mut Vec<Issue
     let Value::Array(items) = value else {
         return type_mismatch("array", value, path, issues);
     };
+    // zod checks the length first, then every item.
+    let mut messages = Vec::new();
+    if let Some((_, text)) = bound(schema, "maxItems").filter(|(max, _)| items.len() as f64 > *max)
+    {
+        messages.push(format!("Array must contain at most {text} element(s)"));
+    }
+    let mut status = report_constraints(&messages, path, issues);
     let Some(item_schema) = schema.get("items") else {
-        return Status::Valid;
+        return status;
     };
-    let mut status = Status::Valid;
     for (idx, item) in items.iter().enumerate() {
         let item_status =
             check_value(item_schema, item, &join_path(path, &idx.to_string()), issues);

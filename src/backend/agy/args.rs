@@ -2,6 +2,7 @@
 //! PTY-recovery helpers.
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::backend::agy::caps::AgyCaps;
@@ -93,6 +94,7 @@ pub fn invocation(
     opts: &RunOptions,
     caps: &AgyCaps,
     print_timeout: &str,
+    log_file: Option<&Path>,
 ) -> Result<AgyInvocation, String> {
     let final_prompt: Arc<String> = final_prompt.into();
     let via_stdin =
@@ -111,6 +113,9 @@ pub fn invocation(
     }
     if caps.print_timeout {
         args.extend(["--print-timeout".to_string(), print_timeout.to_string()]);
+    }
+    if let Some(file) = log_file {
+        args.extend(["--log-file".to_string(), file.to_string_lossy().into_owned()]);
     }
     if via_stdin {
         let stdin = Some(UserLine(final_prompt));
@@ -283,7 +288,7 @@ mod tests {
 
     /// Checks the space-joined argv and the stdin payload of a full invocation.
     fn check_run(prompt: &str, opts: &RunOptions, caps: &AgyCaps, argv: &str, stdin: Option<&str>) {
-        let inv = invocation(prompt.to_string(), opts, caps, "2640s").unwrap();
+        let inv = invocation(prompt.to_string(), opts, caps, "2640s", None).unwrap();
         assert_eq!(inv.args.join(" "), argv, "prompt {prompt:?}, options {opts:?}");
         assert_eq!(inv.stdin.as_ref().map(rendered).as_deref(), stdin);
         assert_eq!(inv.via_stdin, stdin.is_some());
@@ -403,6 +408,7 @@ mod tests {
             sandbox: true,
             skip_permissions: true,
             include_usage: true,
+            ..RunOptions::default()
         }
     }
 
@@ -474,7 +480,7 @@ mod tests {
         let o = RunOptions { model: Some("pro".into()), ..opts() };
         let argv = "--model gemini-3.1-pro-high --disable-slash-commands --output-format json \
                     --print-timeout 2640s -p hello";
-        let inv = invocation("hello".to_string(), &o, &caps, "2640s").unwrap();
+        let inv = invocation("hello".to_string(), &o, &caps, "2640s", None).unwrap();
         assert_eq!(inv.args.join(" "), argv);
         assert_eq!(inv.args.last().unwrap(), "hello");
         assert_eq!(inv.stdin, None);
@@ -485,21 +491,24 @@ mod tests {
     fn json_only_caps_and_no_caps() {
         let json_only = AgyCaps { output_format_json: true, ..AgyCaps::none() };
         check_run("x", &everything(), &json_only, "--output-format json -p x", None);
-        let inv = invocation("x".to_string(), &everything(), &AgyCaps::none(), "2640s").unwrap();
+        let inv =
+            invocation("x".to_string(), &everything(), &AgyCaps::none(), "2640s", None).unwrap();
         assert_eq!(inv.args, ["-p", "x"]);
         assert_eq!(inv.stdin, None);
     }
 
     #[test]
     fn argv_prompt_starting_with_a_dash_gets_one_space() {
-        let inv = invocation("--version".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv =
+            invocation("--version".to_string(), &opts(), &AgyCaps::none(), "1s", None).unwrap();
         assert_eq!(inv.args, ["-p", " --version"]);
-        let inv = invocation("-y x".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation("-y x".to_string(), &opts(), &AgyCaps::none(), "1s", None).unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
-        let inv = invocation(" -y x".to_string(), &opts(), &AgyCaps::none(), "1s").unwrap();
+        let inv = invocation(" -y x".to_string(), &opts(), &AgyCaps::none(), "1s", None).unwrap();
         assert_eq!(inv.args, ["-p", " -y x"]);
         // On the stdin path the prompt is sent untouched.
-        let inv = invocation("--version".to_string(), &opts(), &AgyCaps::all(), "1s").unwrap();
+        let inv =
+            invocation("--version".to_string(), &opts(), &AgyCaps::all(), "1s", None).unwrap();
         let line: Value = serde_json::from_str(&rendered(&inv.stdin.unwrap())).unwrap();
         assert_eq!(line["message"]["content"], "--version");
     }
@@ -514,7 +523,7 @@ mod tests {
 
     /// The last argv element of an argv-path run of `prompt`, or the error.
     fn argv_prompt(prompt: &str) -> Result<String, String> {
-        let inv = invocation(prompt.to_string(), &opts(), &AgyCaps::none(), "1s")?;
+        let inv = invocation(prompt.to_string(), &opts(), &AgyCaps::none(), "1s", None)?;
         assert!(!inv.via_stdin);
         Ok(inv.args.last().unwrap().clone())
     }
@@ -545,15 +554,18 @@ mod tests {
     #[test]
     fn argv_prompt_limit_on_slash_commands_only_applies_to_argv() {
         let slash = format!("/{}", "a".repeat(131_071));
-        let err = invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s").unwrap_err();
+        let err =
+            invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s", None).unwrap_err();
         assert_eq!(err, prompt_too_long(131_073));
         let slash = format!("/{}", "a".repeat(131_070));
-        assert!(invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s").is_ok());
+        assert!(invocation(slash.clone(), &slash_opts(), &AgyCaps::all(), "1s", None).is_ok());
         // The stdin path has no such limit.
         let big = "a".repeat(1_000_000);
-        assert!(invocation(big.clone(), &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+        assert!(invocation(big.clone(), &opts(), &AgyCaps::all(), "1s", None).unwrap().via_stdin);
         let dashed = format!("-{big}");
-        assert!(invocation(dashed.clone(), &opts(), &AgyCaps::all(), "1s").unwrap().via_stdin);
+        assert!(
+            invocation(dashed.clone(), &opts(), &AgyCaps::all(), "1s", None).unwrap().via_stdin
+        );
     }
 
     #[test]
@@ -569,11 +581,14 @@ mod tests {
         for caps in [&stream, &argv_only] {
             for first in ["{", "-"] {
                 let fits = schema(format!("{first}{}", "a".repeat(131_070)));
-                let inv = invocation("hi".to_string(), &fits, caps, "1s").unwrap();
+                let inv = invocation("hi".to_string(), &fits, caps, "1s", None).unwrap();
                 let at = inv.args.iter().position(|a| a == "--json-schema").unwrap();
                 assert_eq!(inv.args[at + 1].len(), 131_071);
                 let over = schema(format!("{first}{}", "a".repeat(131_071)));
-                assert_eq!(invocation("hi".to_string(), &over, caps, "1s").unwrap_err(), too_long);
+                assert_eq!(
+                    invocation("hi".to_string(), &over, caps, "1s", None).unwrap_err(),
+                    too_long
+                );
             }
         }
         // An object schema is measured as the compact JSON that is sent.
@@ -582,13 +597,13 @@ mod tests {
             ..RunOptions::default()
         };
         assert_eq!(
-            invocation("hi".to_string(), &object, &stream, "1s").unwrap_err(),
+            invocation("hi".to_string(), &object, &stream, "1s", None).unwrap_err(),
             "The jsonSchema is 300018 bytes; agy accepts at most 131071 bytes in one command-line \
              argument."
         );
         // A schema the build does not take is not sent, so it cannot be too long.
         let no_schema_flag = AgyCaps { json_schema_flag: false, ..AgyCaps::all() };
-        assert!(invocation("hi".to_string(), &object, &no_schema_flag, "1s").is_ok());
+        assert!(invocation("hi".to_string(), &object, &no_schema_flag, "1s", None).is_ok());
     }
 
     #[test]
@@ -608,7 +623,7 @@ mod tests {
             let mut o = opts();
             set(&mut o, long.clone());
             assert_eq!(
-                invocation("hi".to_string(), &o, &AgyCaps::all(), "1s").unwrap_err(),
+                invocation("hi".to_string(), &o, &AgyCaps::all(), "1s", None).unwrap_err(),
                 format!(
                     "The {name} is 131072 bytes; agy accepts at most 131071 bytes in one \
                      command-line argument."
@@ -616,7 +631,10 @@ mod tests {
             );
             let mut o = opts();
             set(&mut o, long[1..].to_string());
-            assert!(invocation("hi".to_string(), &o, &AgyCaps::all(), "1s").is_ok(), "{name}");
+            assert!(
+                invocation("hi".to_string(), &o, &AgyCaps::all(), "1s", None).is_ok(),
+                "{name}"
+            );
         }
     }
 
@@ -624,13 +642,13 @@ mod tests {
     fn the_prompt_is_checked_before_the_options() {
         let o = RunOptions { agent: Some("x".repeat(200_000)), ..opts() };
         assert_eq!(
-            invocation("a".repeat(200_000), &o, &AgyCaps::none(), "1s").unwrap_err(),
+            invocation("a".repeat(200_000), &o, &AgyCaps::none(), "1s", None).unwrap_err(),
             prompt_too_long(200_001),
             "no agent flag without the capability, and the prompt comes first"
         );
         let caps = AgyCaps { stream_json_input: false, ..AgyCaps::all() };
         assert_eq!(
-            invocation("a".repeat(200_000), &o, &caps, "1s").unwrap_err(),
+            invocation("a".repeat(200_000), &o, &caps, "1s", None).unwrap_err(),
             prompt_too_long(200_001)
         );
     }

@@ -21,6 +21,7 @@ pub struct AgyCaps {
     pub dangerously_skip_permissions: bool,
     pub disable_slash_commands: bool,
     pub agent_flag: bool,
+    pub log_file: bool,
 }
 
 impl AgyCaps {
@@ -47,6 +48,7 @@ impl AgyCaps {
             dangerously_skip_permissions: true,
             disable_slash_commands: true,
             agent_flag: true,
+            log_file: true,
         }
     }
 }
@@ -69,6 +71,7 @@ pub fn parse_help(text: &str) -> AgyCaps {
         dangerously_skip_permissions: flag("--dangerously-skip-permissions"),
         disable_slash_commands: flag("--disable-slash-commands"),
         agent_flag: flag("--agent"),
+        log_file: flag("--log-file"),
     }
 }
 
@@ -153,7 +156,8 @@ mod tests {
         \x20 --sandbox                       Sandbox tools\n\
         \x20 --dangerously-skip-permissions  Skip approvals\n\
         \x20 --disable-slash-commands        No slash commands\n\
-        \x20 --agent <name>                  Custom agent\n";
+        \x20 --agent <name>                  Custom agent\n\
+        \x20 --log-file <file>               Debug log\n";
 
     fn check(help: &str, expect: AgyCaps) {
         assert_eq!(parse_help(help), expect, "help text: {help:?}");

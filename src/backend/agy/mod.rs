@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod caps;
+pub mod endings;
 pub mod failure;
 pub mod json;
 pub mod output;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::backend::agy::caps::{self, AgyCaps};
+use crate::backend::agy::endings::{self, Endings, RunLog};
 use crate::backend::agy::{Agy, args, failure, output, stream};
 use crate::backend::notfound::not_found_text;
 use crate::backend::options::RunOptions;
@@ -32,10 +33,20 @@ impl Agy {
     ) -> Result<Reply, RunError> {
         let start = SystemTime::now();
         let caps = self.capabilities(runner);
+        if let Some(refusal) = opts.outside_refusal.as_ref().filter(|_| !caps.add_dir_flag) {
+            return Err(refusal.clone().into());
+        }
+        // Dropped when the run ends, whatever the outcome: the log may hold the prompt.
+        let log = caps.log_file.then(RunLog::create).and_then(|made| {
+            made.map_err(|err| log::warn!("agy runs without --log-file: {err}")).ok()
+        });
+        let log_path = log.as_ref().map(RunLog::path);
         // The prompt is shared with the stdin line, not copied: a fallback run sends it again.
-        let invocation = args::invocation(prompt.clone(), opts, &caps, &self.print_timeout)?;
+        let invocation =
+            args::invocation(prompt.clone(), opts, &caps, &self.print_timeout, log_path)?;
         let via_stdin = invocation.via_stdin;
         let stdin = invocation.stdin.map(|line| Arc::new(line) as Arc<dyn Input>);
+        let endings = Arc::new(Endings::new(via_stdin, log.as_ref()));
         let decoding;
         let run_runner = if via_stdin {
             decoding = runner.map_stdout(stream::stream_json);
@@ -43,8 +54,22 @@ impl Agy {
         } else {
             runner
         };
-        let (outcome, stderr) =
-            run_runner.execute_with_stderr(self.command(&invocation.args, stdin));
+        let mut command = self.command(&invocation.args, stdin);
+        command.watch = Some(endings.clone());
+        let (outcome, stderr) = run_runner.execute_with_stderr(command);
+        endings.close_log();
+        drop(log);
+        if let Some(quota) = endings.quota() {
+            return Err(RunError::Quota(quota));
+        }
+        // Background tasks agy stopped at exit: said after the answer's other notices.
+        let finish = |mut reply: Reply| {
+            if let Some(n) = endings::background_tasks(&stderr) {
+                log::warn!("agy stopped {n} background task(s) when the run ended.");
+                reply.notices.push(endings::background_notice(n));
+            }
+            Ok(reply)
+        };
         let (stdout, print_error) = match outcome {
             Ok(stdout) => (stdout, None),
             Err(failure @ (Failure::NotFound { .. } | Failure::Overflow { .. })) => {
@@ -98,7 +123,7 @@ impl Agy {
                 notices.push(failure::cut_off_text(&self.print_timeout));
             }
             notices.extend(substitution(answered.as_deref(), opts));
-            return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
+            return finish(Reply { text, notices, backend: Backend::Agy, conversation_id });
         }
         if print_error.is_none()
             && let Some(text) = self.empty_answer_failure(&stderr, cut_off)
@@ -109,7 +134,7 @@ impl Agy {
             && self.pty
             && let Some(text) = self.pty_recovery(runner, &invocation.args, &caps, opts)
         {
-            return Ok(Reply { text, notices, backend: Backend::Agy, conversation_id });
+            return finish(Reply { text, notices, backend: Backend::Agy, conversation_id });
         }
         let explicit = opts.conversation_id.as_deref();
         let found =
@@ -118,7 +143,7 @@ impl Agy {
             return Err(print_error.unwrap_or_else(|| silent_run_message(root)).into());
         };
         let text = store.read_transcript_response(&id)?;
-        Ok(Reply { text, notices, backend: Backend::Agy, conversation_id: Some(id) })
+        finish(Reply { text, notices, backend: Backend::Agy, conversation_id: Some(id) })
     }
 
     /// Why a run that exited 0 with no answer failed, when agy said: it stopped at its
@@ -189,7 +214,7 @@ impl Agy {
     }
 
     fn command<'a>(&'a self, args: &'a [String], stdin: Option<Arc<dyn Input>>) -> ChildSpec<'a> {
-        ChildSpec { program: &self.program, args, stdin }
+        ChildSpec { program: &self.program, args, stdin, watch: None }
     }
 
     /// PTY recovery: rerun under `script` so agy sees a terminal; opt-in, argv path only, its own
@@ -201,10 +226,15 @@ impl Agy {
         caps: &AgyCaps,
         opts: &RunOptions,
     ) -> Option<String> {
-        let inner = args::pty_inner_command(&self.program().to_string_lossy(), agy_args);
+        // The run's log file is gone with its run: the rerun logs nowhere.
+        let kept: Vec<String> = match agy_args.iter().position(|arg| arg == "--log-file") {
+            Some(at) => [&agy_args[..at], &agy_args[(at + 2).min(agy_args.len())..]].concat(),
+            None => agy_args.to_vec(),
+        };
+        let inner = args::pty_inner_command(&self.program().to_string_lossy(), &kept);
         let script_args = args::pty_script_args(&inner, exec::BSD_SCRIPT);
         let script = Program::named("script", not_found_text);
-        let command = ChildSpec { program: &script, args: &script_args, stdin: None };
+        let command = ChildSpec { program: &script, args: &script_args, stdin: None, watch: None };
         let finished = runner.recover(command, PTY_TIMEOUT).ok()?;
         let cleaned = output::strip_script_noise(&String::from_utf8_lossy(&finished.stdout));
         if caps.output_format_json {

@@ -2,7 +2,7 @@
 //! root before anything is touched (`lexical`, over the root as `lexical_root` gives it, and
 //! `holds_below` for what the jail takes to be inside a root at the top of the file system),
 //! whether a resolved path lies under the resolved root (`final_within`), and how a label writes a
-//! reference (`with_slashes`). `posix.rs` reads paths as bytes split at `/`; `windows.rs` holds
+//! reference (`with_slashes`) and how a path is written for the Gemini CLI's `@` grammar (`cli_path`). `posix.rs` reads paths as bytes split at `/`; `windows.rs` holds
 //! the Windows rules as pure functions, so every system tests them.
 
 #[cfg(unix)]
@@ -14,7 +14,7 @@ pub(crate) mod windows;
 #[cfg(windows)]
 use windows as sys;
 
-pub(crate) use sys::{final_within, holds_below, lexical, lexical_root, with_slashes};
+pub(crate) use sys::{cli_path, final_within, holds_below, lexical, lexical_root, with_slashes};
 
 /// Where a path lands relative to the project root, decided by the system's path rules alone,
 /// before anything is touched: an `@` reference the jail checks, or a path that a caller names for

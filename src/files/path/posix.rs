@@ -48,6 +48,21 @@ pub(crate) fn with_slashes(reference: &str) -> Cow<'_, str> {
     Cow::Borrowed(reference)
 }
 
+/// `path` as the Gemini CLI's `@` grammar reads it back on POSIX, where its unescaping only removes
+/// backslashes (quotes would stay in the path): each character that ends a reference, a quote and a
+/// backslash escaped with a backslash, and a final `.` too.
+pub(crate) fn cli_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 8);
+    for (at, c) in path.char_indices() {
+        let last_dot = c == '.' && at + 1 == path.len();
+        if last_dot || " \t\n\r,;!?()[]{}\"\\".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `path.resolve(base, reference)` on POSIX without touching the filesystem: an absolute
 /// `reference` replaces `base`, empty and `.` segments vanish, `..` removes the previous segment
 /// (never going above `/`), and the result has no trailing slash. `base` must be absolute.

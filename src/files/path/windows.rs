@@ -48,6 +48,17 @@ pub(crate) fn with_slashes(reference: &str) -> Cow<'_, str> {
     }
 }
 
+/// `path` as the Gemini CLI's `@` grammar reads it back on Windows, where a backslash separates
+/// paths: in double quotes when it holds a character that would end the reference, or ends in `.`.
+pub(crate) fn cli_path(path: &str) -> String {
+    let ends = |c: char| " \t\n\r,;!?()[]{}".contains(c);
+    if path.contains(ends) || path.ends_with('.') {
+        format!("\"{path}\"")
+    } else {
+        path.to_string()
+    }
+}
+
 /// The lexical layer: where `reference` (an `@` reference as written, with `/` or `\` as
 /// separators) lands relative to `root`, the project root as a Windows path (`C:\proj`,
 /// `\\?\C:\proj`, `\\server\share\proj` or `\\?\UNC\server\share\proj`). A home

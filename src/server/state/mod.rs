@@ -64,6 +64,26 @@ impl StateDir {
     }
 }
 
+/// A new private directory (0700 on POSIX) under the system's temporary directory, named
+/// `<prefix>-<pid>-<n>`; a name already taken is skipped, never reused.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PathBuf> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("{prefix}-{}-{n}", std::process::id()));
+        match sys::dir_builder().create(&dir) {
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            made => return made.map(|()| dir),
+        }
+    }
+}
+
+/// Creates the new private file `path` (0600 on POSIX); fails when anything, a symlink included,
+/// has that name.
+pub fn create_private(path: &Path) -> io::Result<File> {
+    sys::open_options().write(true).create_new(true).open(path)
+}
+
 /// Opens (creating when missing) a private file to read and write, never truncating it: a lock
 /// file, whose content does not matter.
 pub fn open_private(path: &Path) -> io::Result<File> {

@@ -38,7 +38,9 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
-    use super::super::{StateDir, open_private, write_atomically};
+    use super::super::{
+        StateDir, create_private, open_private, private_temp_dir, write_atomically,
+    };
     use crate::testutil::TempDir;
 
     #[test]
@@ -55,6 +57,12 @@ mod tests {
         let lock = state.root().join("l");
         open_private(&lock).unwrap();
         assert_eq!(mode(&lock), 0o600);
+        let private = private_temp_dir("state-test").unwrap();
+        assert_eq!(mode(&private), 0o700);
+        create_private(&private.join("log")).unwrap();
+        assert_eq!(mode(&private.join("log")), 0o600);
+        assert!(create_private(&private.join("log")).is_err(), "never an existing file");
+        fs::remove_dir_all(&private).unwrap();
     }
 
     #[test]
