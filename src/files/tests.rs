@@ -845,3 +845,36 @@ fn gemini_check_is_linear() {
     let repeated = format!("{}@../x", "@\"a b\" ".repeat(100_000));
     assert!(gemini_check(&project, &repeated).is_err());
 }
+
+// Attachments: the Gemini CLI's POSIX escaping, and the handle walk under a swapped directory.
+
+#[test]
+fn gemini_tokens_escape_what_ends_a_reference() {
+    let one = |rel: &str| {
+        let it = attach::Attachment {
+            written: String::new(),
+            rel: rel.into(),
+            kind: "PNG",
+            size: 1,
+            outside: false,
+        };
+        attach::gemini_tokens(&[it])
+    };
+    assert_eq!(one("a b(1).png"), r" @a\ b\(1\).png");
+    assert_eq!(one("x\t;!?[]{},\"\\y."), " @x\\\t\\;\\!\\?\\[\\]\\{\\}\\,\\\"\\\\y\\.");
+    assert_eq!(one("dir.d/a.b"), " @dir.d/a.b");
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_after_the_check_is_not_followed() {
+    let tmp = TempDir::new();
+    let outside = TempDir::new();
+    tmp.file("d/shot.png", "\u{89}PNG");
+    outside.file("shot.png", "SECRET");
+    let root = fs::canonicalize(tmp.path()).unwrap();
+    let canonical = fs::canonicalize(root.join("d/shot.png")).unwrap();
+    assert!(attach::open_beneath(&root, &canonical).is_ok());
+    fs::rename(root.join("d"), root.join("old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("d")).unwrap();
+    assert!(attach::open_beneath(&root, &canonical).is_err());
+}
