@@ -85,13 +85,13 @@ fn new_hosts_print_a_document_that_parses_with_their_entry() {
     let home = Home::new("hostconfig-print");
     let binary = own_binary();
     let cases = [
-        ("vscode", "servers", Some("stdio"), "50", "mcp.json"),
-        ("copilot", "mcpServers", Some("local"), "50", "mcp-config.json"),
-        ("zed", "context_servers", None, "570", "settings.json"),
-        ("windsurf", "mcpServers", None, "50", "mcp_config.json"),
-        ("claude-desktop", "mcpServers", None, "50", "claude_desktop_config.json"),
+        ("vscode", "servers", Some("stdio"), "mcp.json"),
+        ("copilot", "mcpServers", Some("local"), "mcp-config.json"),
+        ("zed", "context_servers", None, "settings.json"),
+        ("windsurf", "mcpServers", None, "mcp_config.json"),
+        ("claude-desktop", "mcpServers", None, "claude_desktop_config.json"),
     ];
-    for (host, key, kind, wait, file) in cases {
+    for (host, key, kind, file) in cases {
         let out = home.run(&[host], &[("GEMINI_MCP_MODEL", "pro")]);
         assert!(out.status.success(), "{host}: {out:?}");
         let document: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -99,11 +99,7 @@ fn new_hosts_print_a_document_that_parses_with_their_entry() {
         let entry = &document[key]["gemini-relay"];
         assert_eq!(entry["command"], binary, "{host}");
         assert!(entry.get("args").is_none(), "{host}: {entry}");
-        assert_eq!(
-            entry["env"],
-            json!({"GEMINI_MCP_MODEL": "pro", "GEMINI_MCP_INLINE_WAIT": wait}),
-            "{host}"
-        );
+        assert_eq!(entry["env"], json!({"GEMINI_MCP_MODEL": "pro"}), "{host}");
         assert_eq!(entry.get("type").and_then(Value::as_str), kind, "{host}");
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert!(stderr.contains(file), "{host}: {stderr}");

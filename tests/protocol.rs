@@ -974,14 +974,9 @@ fn config_codex_tool_timeout_is_gemini_mcp_timeout_plus_two_minutes() {
         let server = &config["mcp_servers"]["gemini-relay"];
         assert_eq!(server["tool_timeout_sec"], secs, "{timeout:?}");
         assert_eq!(server["command"], canonical.to_str().unwrap());
-        // The inline wait is 30 s short of the raised timeout.
-        let wait = (secs - 30).to_string();
         match timeout {
-            Some(t) => assert_eq!(
-                server["env"],
-                json!({"GEMINI_MCP_TIMEOUT": t, "GEMINI_MCP_INLINE_WAIT": wait})
-            ),
-            None => assert_eq!(server["env"], json!({"GEMINI_MCP_INLINE_WAIT": wait})),
+            Some(t) => assert_eq!(server["env"], json!({"GEMINI_MCP_TIMEOUT": t})),
+            None => assert!(server.get("env").is_none(), "{server}"),
         }
     }
 }
@@ -1000,11 +995,8 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
     let path = std::fs::canonicalize(&binary).unwrap().to_str().unwrap().to_string();
     let agy = "/opt/agy \"x\"\n'y'\tz é 🧵 \u{7f}";
     let env = [("GEMINI_MCP_TIMEOUT", "60"), ("AGY_CLI_PATH", agy), ("GEMINI_MCP_TEST_TOOLS", "1")];
-    let env_waiting = |wait: &str| {
-        json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1",
-            "GEMINI_MCP_INLINE_WAIT": wait})
-    };
-    let expected_env = env_waiting("3690");
+    let expected_env =
+        json!({"AGY_CLI_PATH": agy, "GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_TEST_TOOLS": "1"});
 
     let out = relay_config(&binary, "codex", &env);
     let server =
@@ -1023,14 +1015,14 @@ fn config_output_parses_in_each_format_with_awkward_paths_and_values() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(file));
     }
 
-    for (host, file, wait) in
-        [("cursor", "~/.cursor/mcp.json", "50"), ("agy", "~/.gemini/config/mcp_config.json", "150")]
+    for (host, file) in
+        [("cursor", "~/.cursor/mcp.json"), ("agy", "~/.gemini/config/mcp_config.json")]
     {
         let out = relay_config(&binary, host, &env);
         let config: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             config,
-            json!({"mcpServers": {"gemini-relay": {"command": path, "env": env_waiting(wait)}}})
+            json!({"mcpServers": {"gemini-relay": {"command": path, "env": expected_env}}})
         );
         assert!(String::from_utf8_lossy(&out.stderr).contains(file));
     }

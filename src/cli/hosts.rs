@@ -350,9 +350,6 @@ const MARGIN: Duration = Duration::from_secs(120);
 /// The server's name in every host's configuration.
 pub const NAME: &str = "gemini-relay";
 
-/// The relay's inline wait, written into every configuration but Claude Code's.
-const INLINE_WAIT: &str = "GEMINI_MCP_INLINE_WAIT";
-
 /// The longest per-server `timeout` Zed accepts, in seconds (10 minutes).
 const ZED_MAX_TIMEOUT_SECS: u64 = 600;
 
@@ -416,13 +413,7 @@ impl Facts {
         let deadline = config.timeout;
         let timeout_ms = u64::try_from((deadline + MARGIN).as_millis()).unwrap_or(u64::MAX);
         let args = args.iter().map(|arg| arg.to_string()).collect();
-        let mut facts = Facts { system, host, binary, args, env, warnings, deadline, timeout_ms };
-        if let Some(wait) = facts.inline_wait()
-            && !facts.env.iter().any(|(name, _)| *name == INLINE_WAIT)
-        {
-            facts.env.push((INLINE_WAIT, wait.to_string()));
-        }
-        facts
+        Facts { system, host, binary, args, env, warnings, deadline, timeout_ms }
     }
 
     /// How long the host waits for a call, in seconds, when the configuration raises it: the
@@ -432,18 +423,6 @@ impl Facts {
             Host::Codex | Host::Gemini | Host::Qwen | Host::Opencode => Some(self.timeout_secs()),
             Host::Zed => Some(self.timeout_secs().min(ZED_MAX_TIMEOUT_SECS)),
             _ => None,
-        }
-    }
-
-    /// The inline wait that fits the host, in seconds: 30 s short of a timeout the configuration
-    /// raises; 150 s for agy's 180 s cut; 50 s for the hosts that cut a call after about 60 s (or
-    /// have no known limit) and whose client names are not all known; none for Claude Code, which
-    /// the relay recognises by its measured client name.
-    fn inline_wait(&self) -> Option<u64> {
-        match self.host {
-            Host::Claude => None,
-            Host::Agy => Some(AGY_TOOL_LIMIT.as_secs() - 30),
-            _ => Some(self.raised_timeout_secs().map_or(50, |secs| secs.saturating_sub(30))),
         }
     }
 
@@ -668,14 +647,7 @@ fn json_note(facts: &Facts) -> String {
         }
         _ => format!("{title} stops a tool call after about 60 s and has no setting to raise it."),
     };
-    let wait = match facts.inline_wait() {
-        Some(wait) if u128::from(wait) < facts.deadline.as_millis() / 1000 => format!(
-            " A call still running after {wait} s ({INLINE_WAIT}) is answered with a job to \
-             fetch with gemini-job."
-        ),
-        _ => String::new(),
-    };
-    format!("{place}.\n{limit}{wait}\n")
+    format!("{place}.\n{limit}\n")
 }
 
 /// How long the Antigravity CLI waits for a tool call: about 180 s, with no setting to change it.
@@ -802,16 +774,9 @@ mod tests {
     }
 
     /// The environment a host's snippet gives the relay, as JSON (Claude's and Codex's parsed by
-    /// hand from their one-line forms), without the inline wait (`inline_waits_fit_each_host`).
+    /// hand from their one-line forms).
     fn env_of(host: Host, pairs: &[(&str, &str)]) -> Value {
-        let mut env = all_env_of(host, pairs);
-        if let Some(object) = env.as_object_mut() {
-            object.shift_remove(INLINE_WAIT);
-            if object.is_empty() {
-                env = Value::Null;
-            }
-        }
-        env
+        all_env_of(host, pairs)
     }
 
     fn all_env_of(host: Host, pairs: &[(&str, &str)]) -> Value {
@@ -889,7 +854,6 @@ mod tests {
             "# Codex: add this to ~/.codex/config.toml (or to a trusted project's .codex/config.toml).\n\
              [mcp_servers.gemini-relay]\n\
              command = \"/path/to/gemini-relay\"\n\
-             env = { GEMINI_MCP_INLINE_WAIT = \"2790\" }\n\
              # The relay's deadline plus 2 minutes: Codex would otherwise stop a long call first.\n\
              tool_timeout_sec = 2820\n"
         );
@@ -903,7 +867,6 @@ mod tests {
                 json(host, &[]),
                 json!({"mcpServers": {"gemini-relay": {
                     "command": "/path/to/gemini-relay",
-                    "env": {"GEMINI_MCP_INLINE_WAIT": "2790"},
                     "timeout": 2_820_000
                 }}})
             );
@@ -920,7 +883,6 @@ mod tests {
             json!({"mcp": {"gemini-relay": {
                 "type": "local",
                 "command": ["/path/to/gemini-relay"],
-                "environment": {"GEMINI_MCP_INLINE_WAIT": "2790"},
                 "enabled": true,
                 "timeout": 2_820_000
             }}})
@@ -931,21 +893,15 @@ mod tests {
 
     #[test]
     fn cursor_and_agy_default_to_a_bare_mcp_servers_entry() {
-        for (host, wait) in [(Host::Cursor, "50"), (Host::Agy, "150")] {
+        for host in [Host::Cursor, Host::Agy] {
             assert_eq!(
                 json(host, &[]),
-                json!({"mcpServers": {"gemini-relay": {
-                    "command": "/path/to/gemini-relay",
-                    "env": {"GEMINI_MCP_INLINE_WAIT": wait}
-                }}})
+                json!({"mcpServers": {"gemini-relay": {"command": "/path/to/gemini-relay"}}})
             );
         }
         let note = snippet(Host::Cursor, &[]).note;
         assert!(note.starts_with("Cursor: merge this into ~/.cursor/mcp.json (or into the project's .cursor/mcp.json).\n"), "{note}");
-        assert!(
-            note.contains("no tool timeout to raise. A call still running after 50 s"),
-            "{note}"
-        );
+        assert!(note.ends_with("no tool timeout to raise.\n"), "{note}");
         let note = snippet(Host::Agy, &[]).note;
         assert!(note.contains("~/.gemini/config/mcp_config.json"), "{note}");
         assert!(note.contains(".agents/mcp_config.json"), "{note}");
@@ -956,7 +912,7 @@ mod tests {
         assert!(note.contains("deadline (2.5 min) ends first"), "{note}");
         assert_eq!(
             server(Host::Agy, &[("GEMINI_MCP_TIMEOUT", "2.5")])["env"],
-            json!({"GEMINI_MCP_TIMEOUT": "2.5", "GEMINI_MCP_INLINE_WAIT": "150"})
+            json!({"GEMINI_MCP_TIMEOUT": "2.5"})
         );
     }
 
@@ -980,10 +936,7 @@ mod tests {
     fn a_longer_deadline_raises_every_timeout() {
         let sixty = [("GEMINI_MCP_TIMEOUT", "60")];
         assert_eq!(codex_value(&sixty, "tool_timeout_sec").as_deref(), Some("3720"));
-        assert_eq!(
-            codex_value(&sixty, "env").as_deref(),
-            Some("{ GEMINI_MCP_TIMEOUT = \"60\", GEMINI_MCP_INLINE_WAIT = \"3690\" }")
-        );
+        assert_eq!(codex_value(&sixty, "env").as_deref(), Some("{ GEMINI_MCP_TIMEOUT = \"60\" }"));
         for host in [Host::Gemini, Host::Qwen, Host::Opencode] {
             assert_eq!(server(host, &sixty)["timeout"], 3_720_000);
         }
@@ -1066,7 +1019,7 @@ mod tests {
             Some(format!(
                 "{{ AGY_CLI_PATH = {}, AGY_MCP_PTY = \"yes\", GEMINI_MCP_MODEL = \"pro\", \
                  GEMINI_MCP_FALLBACK_MODEL = \"off\", GEMINI_MCP_PROGRESS_INTERVAL_MS = \"100\", \
-                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\", GEMINI_MCP_INLINE_WAIT = \"2790\" }}",
+                 GEMINI_MCP_MAX_OUTPUT_BYTES = \"2048\" }}",
                 toml_string(&agy)
             ))
         );
@@ -1206,7 +1159,7 @@ mod tests {
             codex.contains(r#"command = "/opt/my \"relay\" \\dir/it's/gemini-relay""#),
             "{codex}"
         );
-        let env = format!(r#"env = {{ AGY_CLI_PATH = "{root}C:\\agy \"x\"\n'y'\tz", "#);
+        let env = format!(r#"env = {{ AGY_CLI_PATH = "{root}C:\\agy \"x\"\n'y'\tz" }}"#);
         assert!(codex.contains(&env), "{codex}");
         // Shell: single-quoted words.
         assert_eq!(
@@ -1403,7 +1356,7 @@ mod tests {
         let entry = |kind: Option<&str>| {
             let mut entry = json!({
                 "command": BINARY,
-                "env": {"GEMINI_MCP_TIMEOUT": "60", "GEMINI_MCP_INLINE_WAIT": "50"}
+                "env": {"GEMINI_MCP_TIMEOUT": "60"}
             });
             if let Some(kind) = kind {
                 entry["type"] = kind.into();
@@ -1419,7 +1372,6 @@ mod tests {
         // Zed: "timeout" in seconds, at most 600.
         let mut zed = entry(None);
         zed["timeout"] = 600.into();
-        zed["env"]["GEMINI_MCP_INLINE_WAIT"] = "570".into();
         assert_eq!(servers(Host::Zed), json!({"context_servers": {NAME: zed}}));
         let short = json(Host::Zed, &[("GEMINI_MCP_TIMEOUT", "1")]);
         assert_eq!(short["context_servers"][NAME]["timeout"], 180);
@@ -1428,36 +1380,6 @@ mod tests {
         assert_eq!(claude, json!({"mcpServers": {NAME: {"type": "stdio", "command": BINARY}}}));
         let Document::Toml(codex) = snippet(Host::Codex, &[]).document else { panic!() };
         assert!(codex.starts_with("[mcp_servers.gemini-relay]\n"), "{codex}");
-    }
-
-    #[test]
-    fn inline_waits_fit_each_host() {
-        let wait = |host, pairs: &[(&str, &str)]| {
-            all_env_of(host, pairs).get(INLINE_WAIT).and_then(Value::as_str).map(str::to_string)
-        };
-        // 30 s short of a raised timeout: the deadline plus 2 minutes, or Zed's 600 s.
-        for host in [Host::Codex, Host::Gemini, Host::Qwen, Host::Opencode] {
-            assert_eq!(wait(host, &[]).as_deref(), Some("2790"), "{host:?}");
-            assert_eq!(wait(host, &[("GEMINI_MCP_TIMEOUT", "1")]).as_deref(), Some("150"));
-        }
-        assert_eq!(wait(Host::Zed, &[]).as_deref(), Some("570"));
-        assert_eq!(wait(Host::Zed, &[("GEMINI_MCP_TIMEOUT", "1")]).as_deref(), Some("150"));
-        // Fixed limits: agy's 180 s, about 60 s elsewhere.
-        assert_eq!(wait(Host::Agy, &[]).as_deref(), Some("150"));
-        for host in [Host::Cursor, Host::Vscode, Host::Copilot, Host::Windsurf, Host::ClaudeDesktop]
-        {
-            assert_eq!(wait(host, &[]).as_deref(), Some("50"), "{host:?}");
-        }
-        // Claude Code is recognised by its client name.
-        assert_eq!(wait(Host::Claude, &[]), None);
-        assert!(!text(Host::Claude, &[]).contains(INLINE_WAIT));
-        let note = snippet(Host::Copilot, &[]).note;
-        assert!(
-            note.contains("after 50 s (GEMINI_MCP_INLINE_WAIT) is answered with a job"),
-            "{note}"
-        );
-        // A wait past the deadline is not announced.
-        assert!(!snippet(Host::Gemini, &[]).note.contains("job"));
     }
 
     #[test]

@@ -209,9 +209,9 @@ fn usage() -> String {
          USAGE:\n    gemini-relay                serve MCP on stdin/stdout\n    \
          gemini-relay doctor         print the gemini-doctor report; exit 0 when ready, 1 otherwise\n    \
          gemini-relay config <host>  print a ready-to-paste MCP configuration for <host>: this\n    \
-         \x20                           binary's path, the settings below that are set, the\n    \
-         \x20                           host's tool timeout raised to the deadline plus 2 minutes\n    \
-         \x20                           and the inline wait that fits it; <host> is one of\n\
+         \x20                           binary's path, the settings below that are set, and the\n    \
+         \x20                           host's tool timeout raised to the deadline plus 2\n    \
+         \x20                           minutes; <host> is one of\n\
          {}\n    \
          gemini-relay config <host> --write [--project]\n    \
          \x20                           merge that entry into the host's own file (the project's\n    \
