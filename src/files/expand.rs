@@ -1,11 +1,15 @@
 //! The expansion engine: after the jail check, each inline `@` token (a file, a directory or a
 //! glob) is replaced by the blocks of the files it names, read only through handles beneath the
 //! canonical root (`fd`), sharing one byte budget (`inline`); directories are walked at most once
-//! (`walk`) and every distinct glob is matched against the project's walk in one pass.
+//! (`walk`), every distinct glob is matched against the project's walk in one pass, and a file met
+//! again under the same label is copied from its first block rather than read again.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -95,6 +99,9 @@ struct FileSlot {
     /// Its label in walks (lossy UTF-8 of `rel`).
     label: String,
     verdict: Verdict,
+    /// Where its block labelled `label` was first written in the prompt being built (the one `out`
+    /// every expansion appends to): a later token copies it instead of reading the file again.
+    block: Option<Range<usize>>,
 }
 
 /// What reading a file gave, so that no file is read twice for nothing.
@@ -244,7 +251,12 @@ impl<'s> Expansion<'s> {
         if let Some(&id) = self.file_ids.get(&rel) {
             return id;
         }
-        self.files.push(FileSlot { rel: rel.clone(), label, verdict: Verdict::Unread });
+        self.files.push(FileSlot {
+            rel: rel.clone(),
+            label,
+            verdict: Verdict::Unread,
+            block: None,
+        });
         self.file_ids.insert(rel, self.files.len() - 1);
         self.files.len() - 1
     }
@@ -278,10 +290,34 @@ impl<'s> Expansion<'s> {
         {
             return false;
         }
-        let open = || opened.unwrap_or_else(|| parent.open_file(name));
-        let outcome = self.inliner.inline(&reference, open, out);
-        self.files[id].verdict = verdict_after(self.files[id].verdict, outcome);
-        outcome == Outcome::Inlined
+        let open = |_: &Dir, _: &[u8]| opened.unwrap_or_else(|| parent.open_file(name));
+        self.inline_file(id, Some(&reference), open, out) == Outcome::Inlined
+    }
+
+    /// Inlines the file `id` under `written` (its own label when `None`): the block it got under
+    /// that label earlier in this prompt is copied, so a file named by many tokens is read once;
+    /// otherwise `open` (given the root and the file's path beneath it) opens it to be read.
+    fn inline_file(
+        &mut self,
+        id: usize,
+        written: Option<&str>,
+        open: impl FnOnce(&Dir, &[u8]) -> io::Result<File>,
+        out: &mut String,
+    ) -> Outcome {
+        let Expansion { root, files, inliner, .. } = self;
+        let slot = &mut files[id];
+        let label = written.unwrap_or(&slot.label);
+        let own = label == slot.label;
+        let start = out.len();
+        let outcome = match slot.block.clone().filter(|_| own) {
+            Some(block) => inliner.inline_again(label, block, out),
+            None => inliner.inline(label, || open(root, &slot.rel), out),
+        };
+        if own && outcome == Outcome::Inlined {
+            slot.block = Some(start..out.len());
+        }
+        slot.verdict = verdict_after(slot.verdict, outcome);
+        outcome
     }
 
     /// Inlines the files of a list in walk order; true when any was inlined.
@@ -318,15 +354,12 @@ impl<'s> Expansion<'s> {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(CANCELLED.to_string());
             }
-            let slot = &self.files[files[position]];
-            if matches!(slot.verdict, Verdict::Binary | Verdict::Unreadable | Verdict::Media) {
+            let verdict = self.files[files[position]].verdict;
+            if matches!(verdict, Verdict::Binary | Verdict::Unreadable | Verdict::Media) {
                 continue;
             }
-            let root = &self.root;
-            let outcome = self.inliner.inline(&slot.label, || root.file_beneath(&slot.rel), out);
-            let slot = &mut self.files[files[position]];
-            slot.verdict = verdict_after(slot.verdict, outcome);
-            match outcome {
+            let open = |root: &Dir, rel: &[u8]| root.file_beneath(rel);
+            match self.inline_file(files[position], None, open, out) {
                 Outcome::Inlined => {
                     any = true;
                     still_live.push(position);

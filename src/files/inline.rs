@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::ops::Range;
 
 /// At most this many bytes of one file are inlined.
 pub(crate) const FILE_CAP: u64 = 262_144;
@@ -116,6 +117,24 @@ impl Inliner {
         out.push_str(" -----\n");
         debug_assert_eq!(out.len() - before, len);
         self.spent += len;
+        Outcome::Inlined
+    }
+
+    /// Appends `out[block]` again: the block [`Inliner::inline`] wrote there for the same file under
+    /// the same label, so the file is not read again; or omits the file as `inline` would when the
+    /// budget cannot hold the block.
+    pub(crate) fn inline_again(
+        &mut self,
+        label: &str,
+        block: Range<usize>,
+        out: &mut String,
+    ) -> Outcome {
+        if self.closed || self.spent + block.len() > BLOCK_LIMIT {
+            self.omit(label);
+            return Outcome::Omitted;
+        }
+        self.spent += block.len();
+        out.extend_from_within(block);
         Outcome::Inlined
     }
 
