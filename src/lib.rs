@@ -21,6 +21,7 @@ mod protocol;
 mod redact;
 mod server;
 mod shutdown;
+mod state;
 #[cfg(test)]
 mod testutil;
 mod tools;

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::hosts::{Document, NAME};
 use crate::files::fd::open_regular;
-use crate::server::state::write_atomically;
+use crate::state::write_atomically;
 
 /// What `config <host>` does to the host's file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,6 @@ mod calls;
 pub mod pool;
 pub mod scheduler;
 pub mod slots;
-pub mod state;
 pub mod tasks;
 mod tasks2025;
 
@@ -36,7 +35,7 @@ use crate::server::calls::Done;
 use crate::server::pool::Pool;
 use crate::server::scheduler::Scheduler;
 use crate::server::slots::Slots;
-use crate::server::state::StateDir;
+use crate::state::StateDir;
 use crate::tools::catalog::{self, ToolSpec};
 use crate::tools::prompts;
 use tasks::Tasks;

@@ -346,7 +346,7 @@ mod tests {
     use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
     use serde_json::json;
 
-    use crate::server::state::StateDir;
+    use crate::state::StateDir;
     use crate::testutil::TempDir;
 
     /// A call that reports when it starts, then runs until its gate opens. It reports `dropped`

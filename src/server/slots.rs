@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::Duration;
 
-use crate::server::state::{self, StateDir};
+use crate::state::{self, StateDir};
 
 /// How often a waiter looks at locks that another process holds.
 pub const POLL: Duration = Duration::from_millis(200);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::backend::agy::output;
 use crate::backend::quota::{self, Quota};
 use crate::exec::Watch;
-use crate::server::state;
+use crate::state;
 
 /// How long agy may take to exit once its result event is read.
 const RESULT_GRACE: Duration = Duration::from_secs(5);

@@ -1,6 +1,7 @@
-//! The state directory shared by every relay of the user: where jobs and agy's run slots live.
-//! It is private (directories 0700, files 0600 on POSIX; under the user's own profile on Windows),
-//! and a directory another user owns or others may write in is refused, never used.
+//! The state directory shared by every relay of the user (agy's run slots live there), and the
+//! private files and directories the relay makes (directories 0700, files 0600 on POSIX; under the
+//! user's own profile on Windows). A directory another user owns or others may write in is refused,
+//! never used.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
